@@ -1,0 +1,29 @@
+# hangar — the two commands a newcomer needs are `make run` and `make test`.
+GO       ?= go
+BIN      := bin/hangar
+# Development tokens so that `make run` accepts webhooks and console logins out of the
+# box. Override them (or set HANGAR_* in the environment) for anything real.
+HANGAR_WEBHOOK_SECRET ?= dev-webhook-secret
+HANGAR_ADMIN_TOKEN    ?= dev-admin-token-change-me
+export HANGAR_WEBHOOK_SECRET HANGAR_ADMIN_TOKEN
+
+.PHONY: run build test bench vet fmt clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/hangar
+
+run: build
+	./$(BIN) serve $(ARGS)
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 280s ./...
+
+bench:
+	$(GO) run ./internal/bench $(BENCHARGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,41 @@
+// Command hangar is the hangar daemon and its operator tools.
+//
+//	hangar serve     run the daemon (webhook, queue, blog API, SSH console)
+//	hangar help      show this text
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `hangar — Telegram bot backend, provisioning queue and blog API in one daemon.
+
+Usage:
+  hangar serve [flags]      run the daemon with embedded defaults (see hangar serve --help)
+  hangar help               show this text
+
+Every flag of serve is also an environment variable (HANGAR_*); flags win.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = runServe(os.Args[2:])
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "hangar: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hangar:", err)
+		os.Exit(1)
+	}
+}

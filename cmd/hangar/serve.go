@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/telegram"
+	hangarhttp "github.com/hangarhq/hangar/http"
+	"github.com/hangarhq/hangar/store"
+)
+
+type serveConfig struct {
+	DataDir       string
+	HTTPAddr      string
+	SSHAddr       string
+	WebhookSecret string
+	AdminToken    string
+	BotToken      string
+	TelegramAPI   string
+	AdminChatID   int64
+	RateLimit     int
+	RateWindow    time.Duration
+	MaxBody       int
+	SyncWrites    bool
+	LogLevel      string
+	LogFormat     string
+}
+
+func parseServeFlags(args []string) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f := &envFlags{fs: fs}
+	f.String(&c.DataDir, "data", "HANGAR_DATA_DIR", "./data", "data directory: the Badger store and the SSH host key")
+	f.String(&c.HTTPAddr, "http", "HANGAR_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address")
+	f.String(&c.SSHAddr, "ssh", "HANGAR_SSH_ADDR", "127.0.0.1:2222", "SSH console listen address")
+	f.Secret(&c.WebhookSecret, "webhook-secret", "HANGAR_WEBHOOK_SECRET", "Telegram secret token, also the /orders, /provision and /status bearer; unset refuses them all")
+	f.Secret(&c.AdminToken, "admin-token", "HANGAR_ADMIN_TOKEN", "admin API and console bearer token; unset refuses the admin API")
+	f.Secret(&c.BotToken, "bot-token", "HANGAR_BOT_TOKEN", "Telegram bot token; unset switches sending off (messages go to the log and the outbox view)")
+	f.String(&c.TelegramAPI, "telegram-api", "HANGAR_TELEGRAM_API", telegram.DefaultAPI, "Telegram Bot API base URL")
+	f.Int64(&c.AdminChatID, "admin-chat", "HANGAR_ADMIN_CHAT_ID", 0, "Telegram chat that receives admin notifications (0: none)")
+	f.Int(&c.RateLimit, "rate-limit", "HANGAR_RATE_LIMIT", 30, "messages per user per window")
+	f.Duration(&c.RateWindow, "rate-window", "HANGAR_RATE_WINDOW", time.Minute, "rate-limit window")
+	f.Size(&c.MaxBody, "max-body", "HANGAR_MAX_BODY", "1MiB", "largest request body; larger gets 413")
+	f.Bool(&c.SyncWrites, "sync-writes", "HANGAR_SYNC_WRITES", true, "fsync every commit (group commit keeps this cheap); false trades power-loss durability for speed")
+	f.String(&c.LogLevel, "log-level", "HANGAR_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if len(f.errs) > 0 {
+		return c, errors.Join(f.errs...)
+	}
+	return c, c.validate()
+}
+
+var telegramSecretRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+func (c serveConfig) validate() error {
+	var errs []error
+	if c.WebhookSecret != "" && !telegramSecretRE.MatchString(c.WebhookSecret) {
+		errs = append(errs, errors.New("--webhook-secret must be 1-256 characters of A-Z a-z 0-9 _ - (Telegram's rule)"))
+	}
+	if c.RateLimit < 1 {
+		errs = append(errs, errors.New("--rate-limit must be at least 1"))
+	}
+	if c.RateWindow < time.Second {
+		errs = append(errs, errors.New("--rate-window must be at least 1s"))
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		errs = append(errs, errors.New("--admin-token must be at least 16 characters"))
+	}
+	return errors.Join(errs...)
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch strings.ToLower(format) {
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	case "text", "":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+func runServe(args []string) error {
+	cfg, err := parseServeFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, cfg, log)
+}
+
+// serve runs hangar until ctx ends, then shuts down in order: stop taking requests,
+// let the actors finish their mailboxes, close the store.
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	dbDir := filepath.Join(cfg.DataDir, "db")
+	st, err := store.Open(store.Options{Dir: dbDir, SyncWrites: cfg.SyncWrites, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	var sender engine.Sender = telegram.Off{}
+	if cfg.BotToken != "" {
+		c, err := telegram.New(cfg.BotToken, cfg.TelegramAPI)
+		if err != nil {
+			return err
+		}
+		sender = c
+	} else {
+		log.Warn("no bot token: Telegram sending is off; replies go to the log and the console's outbox view")
+	}
+	if cfg.WebhookSecret == "" {
+		log.Warn("no webhook secret: /webhook refuses every update until HANGAR_WEBHOOK_SECRET is set")
+	}
+	if cfg.AdminToken == "" {
+		log.Warn("no admin token: the admin API refuses every request until HANGAR_ADMIN_TOKEN is set")
+	}
+
+	eng, err := engine.New(engine.Config{
+		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Logger: log, Registry: reg,
+	}, st, sender)
+	if err != nil {
+		return err
+	}
+	if err := eng.Start(); err != nil {
+		return err
+	}
+
+	srv := hangarhttp.New(hangarhttp.Config{
+		WebhookSecret: cfg.WebhookSecret, AdminToken: cfg.AdminToken, MaxBody: cfg.MaxBody,
+		Logger: log, Registry: reg,
+	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st})
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		eng.Stop(context.Background())
+		return fmt.Errorf("http listen: %w", err)
+	}
+	log.Info("hangar serving", "http", ln.Addr().String(), "data", cfg.DataDir,
+		"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow, "telegram", sender.Enabled())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-errc:
+		log.Error("http server stopped", "err", err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	eng.Stop(shutdownCtx)
+	log.Info("stopped")
+	return err
+}

@@ -1,0 +1,59 @@
+package engine
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the engine's Prometheus collectors. They are created once per Engine and
+// registered on the registry the caller provides, so tests can run engines side by side.
+type metrics struct {
+	updatesAccepted   prometheus.Counter
+	updatesDuplicate  prometheus.Counter
+	updatesProcessed  prometheus.Counter
+	updatesRecovered  prometheus.Counter
+	rateLimited       prometheus.Counter
+	rateLimitStoreErr prometheus.Counter
+	userActors        prometheus.Gauge
+	processLatency    prometheus.Histogram
+	messages          *prometheus.CounterVec
+	panics            *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		updatesAccepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_updates_accepted_total", Help: "Telegram updates durably accepted into the inbox.",
+		}),
+		updatesDuplicate: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_updates_duplicate_total", Help: "Telegram re-deliveries of an update_id seen in the last 24h, acknowledged and ignored.",
+		}),
+		updatesProcessed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_updates_processed_total", Help: "Updates processed by the per-user actors.",
+		}),
+		updatesRecovered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_updates_recovered_total", Help: "Acknowledged updates found unprocessed in the inbox at start and re-delivered.",
+		}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_ratelimited_total", Help: "Messages refused because the user's window was full.",
+		}),
+		rateLimitStoreErr: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_ratelimit_store_errors_total", Help: "Store errors in the rate limiter; the message passed (availability first).",
+		}),
+		userActors: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hangar_user_actors", Help: "Live per-user rate-limit actors.",
+		}),
+		processLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "hangar_update_process_seconds", Help: "Time from acknowledging an update to committing its outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hangar_telegram_messages_total", Help: "Outgoing Telegram messages by outcome.",
+		}, []string{"outcome"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hangar_actor_panics_total", Help: "Panics recovered inside actors, by actor kind.",
+		}, []string{"kind"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.updatesAccepted, m.updatesDuplicate, m.updatesProcessed, m.updatesRecovered,
+			m.rateLimited, m.rateLimitStoreErr, m.userActors, m.processLatency, m.messages, m.panics)
+	}
+	return m
+}

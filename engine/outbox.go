@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// Sender delivers one Telegram message. Errors may implement RetryAfter() (Telegram's
+// 429) or Permanent() (a 4xx that retrying cannot fix).
+type Sender interface {
+	Send(ctx context.Context, m store.OutboxMessage) error
+	// Enabled is false when no bot token is set: messages go to the log instead.
+	Enabled() bool
+}
+
+type retryAfterError interface{ RetryAfter() time.Duration }
+type permanentError interface{ Permanent() bool }
+
+// Messages the outbox sender understands.
+type (
+	pokeOutbox  struct{}
+	outboxTick  struct{}
+	// sendTransient sends a message that must not (or could not) be stored in the outbox.
+	sendTransient struct{ msg store.OutboxMessage }
+)
+
+type outboxDeps struct {
+	cfg     Config
+	store   OutboxStore
+	sender  Sender
+	metrics *metrics
+}
+
+const (
+	outboxTickEvery   = 200 * time.Millisecond
+	outboxMaxAttempts = 12
+	sendTimeout       = 15 * time.Second
+)
+
+// outboxSender drains the durable outbox to Telegram. It is the only actor that talks
+// to Telegram, so a slow or rate-limited Bot API never blocks the actors that decide
+// what to say. A 429 pauses all sending for retry_after; network errors and 5xx back
+// off per message; permanent errors drop the message into the log.
+type outboxSender struct {
+	d           outboxDeps
+	repeater    actor.SendRepeater
+	pausedUntil time.Time
+	transient   []store.OutboxMessage
+}
+
+func newOutboxSender(d outboxDeps) actor.Producer {
+	return func() actor.Receiver { return &outboxSender{d: d} }
+}
+
+func (o *outboxSender) Receive(c *actor.Context) {
+	switch msg := c.Message().(type) {
+	case actor.Started:
+		o.repeater = c.SendRepeat(c.PID(), outboxTick{}, outboxTickEvery)
+	case actor.Stopped:
+		o.repeater.Stop()
+	case pokeOutbox, outboxTick:
+		o.drain()
+	case sendTransient:
+		o.transient = append(o.transient, msg.msg)
+		o.drain()
+	}
+}
+
+// budget is how many messages one drain may send: Telegram allows about 30 a second
+// overall; when sending is off the log takes as many as are due.
+func (o *outboxSender) budget() int {
+	if !o.d.sender.Enabled() {
+		return 500
+	}
+	n := int(outboxTickEvery / o.d.cfg.SendInterval)
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+func (o *outboxSender) drain() {
+	defer recoverPanic(o.d.cfg.Logger, o.d.metrics, "outbox", nil)
+	now := o.d.cfg.Clock.Now()
+	if now.Before(o.pausedUntil) {
+		return
+	}
+	budget := o.budget()
+	for len(o.transient) > 0 && budget > 0 {
+		m := o.transient[0]
+		if !o.sendTransient(m) {
+			return
+		}
+		o.transient = o.transient[1:]
+		budget--
+	}
+	if budget <= 0 {
+		return
+	}
+	due, err := o.d.store.DueMessages(now, budget)
+	if err != nil {
+		o.d.cfg.Logger.Error("outbox read failed", "err", err)
+		return
+	}
+	for _, m := range due {
+		if !o.sendStored(m) {
+			return
+		}
+	}
+}
+
+// sendStored sends one outbox message and records the outcome. It returns false when
+// sending must pause (Telegram asked us to wait).
+func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
+	err := o.send(m)
+	status, retry, pause := o.classify(err)
+	switch {
+	case retry:
+		next := o.d.cfg.Clock.Now().Add(backoff(m.Attempts))
+		if pause > 0 {
+			next = o.pausedUntil
+		}
+		if m.Attempts+1 >= outboxMaxAttempts {
+			o.finish(m, store.MessageDropped, err)
+			return pause == 0
+		}
+		if err := o.d.store.RescheduleMessage(m, next, redactErr(err)); err != nil {
+			o.d.cfg.Logger.Error("outbox reschedule failed", "id", m.ID, "err", err)
+		}
+		return pause == 0
+	default:
+		o.finish(m, status, err)
+		return true
+	}
+}
+
+func (o *outboxSender) sendTransient(m store.OutboxMessage) bool {
+	err := o.send(m)
+	status, retry, _ := o.classify(err)
+	if retry && m.Attempts+1 < outboxMaxAttempts {
+		m.Attempts++
+		return false // keep it at the head; try again next tick
+	}
+	if retry {
+		status = store.MessageDropped
+	}
+	if err := o.d.store.LogTransientMessage(m, status, redactErr(err)); err != nil {
+		o.d.cfg.Logger.Warn("outlog write failed", "err", err)
+	}
+	return true
+}
+
+func (o *outboxSender) send(m store.OutboxMessage) error {
+	if !o.d.sender.Enabled() {
+		o.d.cfg.Logger.Info("telegram sending is off; message logged", "chat", m.ChatID, "text", m.Text)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	return o.d.sender.Send(ctx, m)
+}
+
+// classify maps a send error to the status to record, whether to retry, and how long
+// to pause all sending.
+func (o *outboxSender) classify(err error) (status string, retry bool, pause time.Duration) {
+	if err == nil {
+		if o.d.sender.Enabled() {
+			o.d.metrics.messages.WithLabelValues("sent").Inc()
+			return store.MessageSent, false, 0
+		}
+		o.d.metrics.messages.WithLabelValues("logged").Inc()
+		return store.MessageLogged, false, 0
+	}
+	var ra retryAfterError
+	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+		o.d.metrics.messages.WithLabelValues("throttled").Inc()
+		pause = ra.RetryAfter()
+		o.pausedUntil = o.d.cfg.Clock.Now().Add(pause)
+		o.d.cfg.Logger.Warn("telegram asked to slow down", "retry_after", pause)
+		return "", true, pause
+	}
+	var pe permanentError
+	if errors.As(err, &pe) && pe.Permanent() {
+		o.d.metrics.messages.WithLabelValues("dropped").Inc()
+		o.d.cfg.Logger.Warn("telegram refused a message; dropping it", "err", redactErr(err))
+		return store.MessageDropped, false, 0
+	}
+	o.d.metrics.messages.WithLabelValues("retry").Inc()
+	o.d.cfg.Logger.Warn("telegram send failed; will retry", "err", redactErr(err))
+	return "", true, 0
+}
+
+func (o *outboxSender) finish(m store.OutboxMessage, status string, err error) {
+	if err := o.d.store.FinishMessage(m, status, redactErr(err)); err != nil {
+		o.d.cfg.Logger.Error("outbox finish failed", "id", m.ID, "err", err)
+	}
+}
+
+// backoff for message retries: 1s, 2s, 4s … capped at 5 minutes.
+func backoff(attempts int) time.Duration {
+	d := time.Second << min(attempts, 9)
+	return min(d, 5*time.Minute)
+}
+
+// redactErr renders an error for storage; the Telegram client already strips the token.
+func redactErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

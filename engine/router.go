@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// Messages the update router understands.
+type (
+	// deliverUpdate carries an acknowledged update to its user's actor.
+	deliverUpdate struct {
+		update     *models.Update
+		acceptedAt time.Time
+	}
+	// recoverInbox re-delivers every update left in the inbox; answered with recoverInboxResult.
+	recoverInbox       struct{}
+	recoverInboxResult struct {
+		n   int
+		err error
+	}
+	// resetWindow clears one user's window; answered with resetWindowResult.
+	resetWindow struct {
+		userID  int64
+		replyTo *actor.PID
+	}
+	resetWindowResult struct {
+		existed bool
+		err     error
+	}
+	healthProbe struct{}
+	// userDone is sent by a user actor after each update it finished.
+	userDone struct{ userID int64 }
+	// routerTick drives idle eviction and the stale-inbox sweep.
+	routerTick struct{}
+)
+
+type routerDeps struct {
+	cfg     Config
+	store   UpdateStore
+	metrics *metrics
+	outbox  func() *actor.PID
+}
+
+// userEntry is the router's view of one live user actor.
+type userEntry struct {
+	pid         *actor.PID
+	outstanding int
+	lastActive  time.Time
+}
+
+// updateRouter owns the set of live per-user actors: it spawns one on a user's first
+// update, counts what each still has to process, and stops those idle for longer than
+// IdleTimeout. Only it sends to user actors, so a stopping actor never receives work.
+type updateRouter struct {
+	d        routerDeps
+	users    map[int64]*userEntry
+	gen      uint64
+	repeater actor.SendRepeater
+	ticking  bool
+}
+
+func newUpdateRouter(d routerDeps) actor.Producer {
+	return func() actor.Receiver { return &updateRouter{d: d, users: map[int64]*userEntry{}} }
+}
+
+func (r *updateRouter) Receive(c *actor.Context) {
+	defer recoverPanic(r.d.cfg.Logger, r.d.metrics, "router", nil)
+	switch msg := c.Message().(type) {
+	case actor.Started:
+		r.repeater = c.SendRepeat(c.PID(), routerTick{}, r.tickEvery())
+		r.ticking = true
+	case actor.Stopped:
+		if r.ticking {
+			r.repeater.Stop()
+		}
+	case deliverUpdate:
+		r.route(c, msg)
+	case userDone:
+		if u, ok := r.users[msg.userID]; ok {
+			u.outstanding--
+		}
+	case recoverInbox:
+		n, err := r.redeliver(c, time.Time{})
+		if n > 0 {
+			r.d.metrics.updatesRecovered.Add(float64(n))
+			r.d.cfg.Logger.Info("re-delivering updates acknowledged before the last stop", "count", n)
+		}
+		c.Respond(recoverInboxResult{n: n, err: err})
+	case resetWindow:
+		r.resetWindow(c, msg)
+	case healthProbe:
+		c.Respond(Health{UserActors: len(r.users)})
+	case routerTick:
+		r.evictIdle(c)
+		// An update whose actor panicked mid-way is still in the inbox: try it again.
+		if _, err := r.redeliver(c, r.d.cfg.Clock.Now().Add(-2*time.Minute)); err != nil {
+			r.d.cfg.Logger.Warn("inbox sweep failed", "err", err)
+		}
+	}
+}
+
+func (r *updateRouter) tickEvery() time.Duration {
+	if t := r.d.cfg.IdleTimeout / 2; t < 30*time.Second {
+		return t
+	}
+	return 30 * time.Second
+}
+
+func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
+	userID := senderID(msg.update)
+	u, ok := r.users[userID]
+	if !ok {
+		r.gen++
+		id := strconv.FormatInt(userID, 10) + "." + strconv.FormatUint(r.gen, 10)
+		pid := c.SpawnChild(newUserActor(userDeps{
+			cfg: r.d.cfg, store: r.d.store, metrics: r.d.metrics, outbox: r.d.outbox(), router: c.PID(),
+		}, userID), "user", actor.WithID(id))
+		u = &userEntry{pid: pid}
+		r.users[userID] = u
+		r.d.metrics.userActors.Set(float64(len(r.users)))
+	}
+	u.outstanding++
+	u.lastActive = r.d.cfg.Clock.Now()
+	c.Send(u.pid, userUpdate{update: msg.update, acceptedAt: msg.acceptedAt})
+}
+
+// redeliver routes inbox entries received before olderThan (all, when zero).
+func (r *updateRouter) redeliver(c *actor.Context, olderThan time.Time) (int, error) {
+	pending, err := r.d.store.PendingUpdates(1 << 20)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pending {
+		if !olderThan.IsZero() && p.ReceivedAt.After(olderThan) {
+			continue
+		}
+		var u models.Update
+		if err := json.Unmarshal(p.Body, &u); err != nil {
+			// The webhook validated it before accepting; a body that no longer parses
+			// is routed as an empty update so that it leaves the inbox.
+			u = models.Update{}
+		}
+		u.ID = p.UpdateID
+		r.route(c, deliverUpdate{update: &u, acceptedAt: p.ReceivedAt})
+		n++
+	}
+	return n, nil
+}
+
+func (r *updateRouter) evictIdle(c *actor.Context) {
+	cutoff := r.d.cfg.Clock.Now().Add(-r.d.cfg.IdleTimeout)
+	for id, u := range r.users {
+		if u.outstanding <= 0 && u.lastActive.Before(cutoff) {
+			c.Engine().Poison(u.pid)
+			delete(r.users, id)
+		}
+	}
+	r.d.metrics.userActors.Set(float64(len(r.users)))
+}
+
+func (r *updateRouter) resetWindow(c *actor.Context, msg resetWindow) {
+	if u, ok := r.users[msg.userID]; ok {
+		// The actor owns the window: let it clear memory and store in its own order.
+		c.Send(u.pid, resetWindow{userID: msg.userID, replyTo: c.Sender()})
+		return
+	}
+	existed, err := r.d.store.ResetWindow(msg.userID)
+	c.Respond(resetWindowResult{existed: existed, err: err})
+}
+
+// senderID is the Telegram user an update comes from; 0 when it has none (channel posts).
+func senderID(u *models.Update) int64 {
+	switch {
+	case u.Message != nil && u.Message.From != nil:
+		return u.Message.From.ID
+	case u.EditedMessage != nil && u.EditedMessage.From != nil:
+		return u.EditedMessage.From.ID
+	case u.CallbackQuery != nil:
+		return u.CallbackQuery.From.ID
+	}
+	return 0
+}
+
+var _ = fmt.Sprint
+var _ store.Window

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// userUpdate is one acknowledged update for the user actor to process.
+type userUpdate struct {
+	update     *models.Update
+	acceptedAt time.Time
+}
+
+type userDeps struct {
+	cfg     Config
+	store   UpdateStore
+	metrics *metrics
+	outbox  *actor.PID
+	router  *actor.PID
+}
+
+// userActor owns one Telegram user's rate-limit window. It is the only writer of
+// ratelimit:{userID}, so every message of the user is counted exactly, in order, and the
+// window it persists is the one it holds. Each update's window change, replies and
+// removal from the inbox are committed together.
+type userActor struct {
+	d      userDeps
+	userID int64
+	window store.Window
+}
+
+func newUserActor(d userDeps, userID int64) actor.Producer {
+	return func() actor.Receiver { return &userActor{d: d, userID: userID} }
+}
+
+func (a *userActor) Receive(c *actor.Context) {
+	switch msg := c.Message().(type) {
+	case actor.Started:
+		a.load()
+	case actor.Stopped:
+	case userUpdate:
+		a.handleUpdate(c, msg)
+		c.Send(a.d.router, userDone{userID: a.userID})
+	case resetWindow:
+		a.handleReset(c, msg)
+	}
+}
+
+// load reads the persisted window; a store error leaves an empty window, so the user
+// passes (availability first) and the error is counted.
+func (a *userActor) load() {
+	if a.userID == 0 {
+		return
+	}
+	w, err := a.d.store.LoadWindow(a.userID)
+	switch {
+	case err == nil:
+		a.window = w
+	case errors.Is(err, store.ErrNotFound):
+	default:
+		a.storeFailed("load window", err)
+	}
+}
+
+func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
+	var err error
+	defer recoverPanic(a.d.cfg.Logger, a.d.metrics, "user", &err)
+	now := a.d.cfg.Clock.Now()
+	prev := a.window
+	var replies []store.OutboxMessage
+	var window *store.Window
+	if a.userID == 0 {
+		replies = nil // nobody to answer: just take it out of the inbox
+	} else {
+		allowed, warn := a.admit(now)
+		window = &a.window
+		switch {
+		case allowed:
+			replies = botReplies(msg.update)
+		case warn:
+			a.d.metrics.rateLimited.Inc()
+			replies = slowDownReply(msg.update, a.window.ResetAt.Sub(now))
+		default:
+			a.d.metrics.rateLimited.Inc()
+		}
+	}
+	err = a.d.store.CompleteUpdate(store.UpdateOutcome{UpdateID: msg.update.ID, UserID: a.userID, Window: window, Replies: replies})
+	switch {
+	case err == nil:
+		a.d.metrics.updatesProcessed.Inc()
+		a.d.metrics.processLatency.Observe(now.Sub(msg.acceptedAt).Seconds())
+		if len(replies) > 0 {
+			c.Send(a.d.outbox, pokeOutbox{})
+		}
+	case errors.Is(err, store.ErrAlreadyProcessed):
+		a.window = prev // a re-delivery of something already counted
+	default:
+		// Availability first: the user is answered even though the store failed; the
+		// update stays in the inbox and the failure is visible in logs and metrics.
+		a.storeFailed("commit update", err)
+		for _, m := range replies {
+			c.Send(a.d.outbox, sendTransient{msg: m})
+		}
+	}
+}
+
+// admit counts one message against the window. allowed says whether it passes; warn
+// says whether this is the first refused message of the window (the one that gets a
+// "slow down" reply).
+func (a *userActor) admit(now time.Time) (allowed, warn bool) {
+	if a.window.ResetAt.IsZero() || !now.Before(a.window.ResetAt) {
+		a.window = store.Window{Count: 1, ResetAt: now.Add(a.d.cfg.RateWindow)}
+		return true, false
+	}
+	if a.window.Count < a.d.cfg.RateLimit {
+		a.window.Count++
+		return true, false
+	}
+	if a.window.Warned {
+		return false, false
+	}
+	a.window.Warned = true
+	return false, true
+}
+
+func (a *userActor) handleReset(c *actor.Context, msg resetWindow) {
+	existed, err := a.d.store.ResetWindow(a.userID)
+	if !a.window.ResetAt.IsZero() {
+		existed = true
+	}
+	a.window = store.Window{}
+	c.Send(msg.replyTo, resetWindowResult{existed: existed, err: err})
+}
+
+func (a *userActor) storeFailed(op string, err error) {
+	a.d.metrics.rateLimitStoreErr.Inc()
+	a.d.cfg.Logger.Error("rate limiter store error; letting the message pass", "op", op, "user", a.userID, "err", err)
+}
+
+var _ = fmt.Sprint

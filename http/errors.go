@@ -1,0 +1,73 @@
+package http
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// apiError is an error with the status and machine code a client sees.
+type apiError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func newError(status int, code, message string) *apiError {
+	return &apiError{status: status, code: code, message: message}
+}
+
+var (
+	errUnauthorized  = newError(fiber.StatusUnauthorized, "unauthorized", "missing or malformed credentials")
+	errForbidden     = newError(fiber.StatusForbidden, "forbidden", "wrong token")
+	errBadSecret     = newError(fiber.StatusUnauthorized, "unauthorized", "missing or wrong X-Telegram-Bot-Api-Secret-Token")
+	errSecretUnset   = newError(fiber.StatusServiceUnavailable, "not_configured", "the webhook secret is not configured (set HANGAR_WEBHOOK_SECRET)")
+	errAdminUnset    = newError(fiber.StatusServiceUnavailable, "not_configured", "the admin token is not configured (set HANGAR_ADMIN_TOKEN)")
+	errMalformedJSON = newError(fiber.StatusBadRequest, "malformed_json", "the request body is not valid JSON")
+	errNotStarted    = newError(fiber.StatusServiceUnavailable, "starting", "hangar is starting or stopping; try again")
+	errStoreFailure  = newError(fiber.StatusServiceUnavailable, "store_unavailable", "the store could not record the request; try again")
+)
+
+func badRequest(code, message string) *apiError {
+	return newError(fiber.StatusBadRequest, code, message)
+}
+
+// errorResponse is the one JSON shape of every error.
+type errorResponse struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// errorHandler maps every error a handler or Fiber itself returns to JSON.
+func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		var ae *apiError
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &ae):
+		case errors.As(err, &fe):
+			ae = fiberError(fe)
+		default:
+			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+			ae = newError(fiber.StatusInternalServerError, "internal", "internal error")
+		}
+		return c.Status(ae.status).JSON(errorResponse{Error: ae.message, Code: ae.code})
+	}
+}
+
+func fiberError(fe *fiber.Error) *apiError {
+	switch fe.Code {
+	case fiber.StatusRequestEntityTooLarge:
+		return newError(fe.Code, "body_too_large", "the request body is larger than the configured limit")
+	case fiber.StatusNotFound:
+		return newError(fe.Code, "not_found", "no such route")
+	case fiber.StatusMethodNotAllowed:
+		return newError(fe.Code, "method_not_allowed", "method not allowed on this route")
+	case fiber.StatusUnsupportedMediaType:
+		return newError(fe.Code, "unsupported_media_type", "send application/json")
+	}
+	return newError(fe.Code, "http_error", fe.Message)
+}

@@ -1,0 +1,45 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/hangarhq/hangar/engine"
+)
+
+// webhook takes a Telegram update. It answers 200 only once the update is durable, so
+// Telegram re-delivers anything hangar did not keep; a re-delivery of an update_id
+// already kept is answered 200 and ignored.
+func (s *Server) webhook(c *fiber.Ctx) error {
+	if s.cfg.WebhookSecret == "" {
+		return errSecretUnset
+	}
+	if !secretEqual(c.Get("X-Telegram-Bot-Api-Secret-Token"), s.cfg.WebhookSecret) {
+		return errBadSecret
+	}
+	body := c.Body()
+	var u models.Update
+	if err := json.Unmarshal(body, &u); err != nil {
+		return errMalformedJSON
+	}
+	if u.ID <= 0 {
+		return badRequest("missing_update_id", "update_id must be a positive integer")
+	}
+	fresh, err := s.deps.Updates.AcceptUpdate(&u, body)
+	switch {
+	case errors.Is(err, engine.ErrNotStarted):
+		return errNotStarted
+	case err != nil:
+		s.cfg.Logger.Error("webhook: could not store update", "update_id", u.ID, "err", err)
+		return errStoreFailure
+	}
+	return c.JSON(webhookResponse{OK: true, Duplicate: !fresh})
+}
+
+type webhookResponse struct {
+	OK        bool `json:"ok"`
+	Duplicate bool `json:"duplicate,omitempty"`
+}

@@ -1,0 +1,15 @@
+package store
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func parseIntSuffix(key []byte, prefix string) (int64, error) {
+	if len(key) < len(prefix) {
+		return 0, errInvalidKey
+	}
+	return strconv.ParseInt(string(key[len(prefix):]), 10, 64)
+}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// SeenUpdateTTL is how long an update_id is remembered: Telegram re-delivers a failed
+// update for up to 24 hours.
+const SeenUpdateTTL = 24 * time.Hour
+
+// ErrAlreadyProcessed is returned by CompleteUpdate when the update left the inbox
+// already (a re-delivery raced the first processing).
+var ErrAlreadyProcessed = errors.New("store: update already processed")
+
+// InboxUpdate is an acknowledged Telegram update that has not been processed yet.
+type InboxUpdate struct {
+	UpdateID   int64
+	ReceivedAt time.Time
+	Body       []byte
+}
+
+// AcceptUpdate durably records a Telegram update in the inbox, unless its update_id was
+// accepted in the last 24 hours, in which case fresh is false and nothing is written.
+// Concurrent callers share one commit.
+func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error) {
+	now := s.now()
+	val := make([]byte, 8+len(body))
+	binary.BigEndian.PutUint64(val, uint64(now.UnixNano()))
+	copy(val[8:], body)
+	err = s.group.do(func(txn *badger.Txn) error {
+		seen, err := exists(txn, seenUpdateKey(updateID))
+		if err != nil {
+			return err
+		}
+		fresh = !seen
+		if seen {
+			return nil
+		}
+		if err := txn.SetEntry(badger.NewEntry(seenUpdateKey(updateID), nil).WithTTL(SeenUpdateTTL)); err != nil {
+			return err
+		}
+		return txn.Set(inboxKey(updateID), val)
+	})
+	return fresh, err
+}
+
+// PendingUpdates returns up to limit unprocessed updates in update_id order.
+func (s *Store) PendingUpdates(limit int) ([]InboxUpdate, error) {
+	var out []InboxUpdate
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, prefixInbox, false, func(key, val []byte) (bool, error) {
+			if len(val) < 8 {
+				return true, nil
+			}
+			out = append(out, InboxUpdate{
+				UpdateID:   int64(u64FromKey(prefixInbox, key)),
+				ReceivedAt: time.Unix(0, int64(binary.BigEndian.Uint64(val))),
+				Body:       append([]byte(nil), val[8:]...),
+			})
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}
+
+// UpdateOutcome is everything processing one update changes, committed atomically so
+// that a crash either leaves the update in the inbox untouched or fully applied.
+type UpdateOutcome struct {
+	UpdateID int64
+	UserID   int64
+	// Window, when set, replaces the user's rate-limit window.
+	Window *Window
+	// Replies are queued in the outbox.
+	Replies []OutboxMessage
+}
+
+// CompleteUpdate applies an outcome and removes the update from the inbox. It returns
+// ErrAlreadyProcessed when the update is no longer in the inbox.
+func (s *Store) CompleteUpdate(o UpdateOutcome) error {
+	now := s.now()
+	replies, err := s.assignIDs(o.Replies, now)
+	if err != nil {
+		return err
+	}
+	return s.group.do(func(txn *badger.Txn) error {
+		pending, err := exists(txn, inboxKey(o.UpdateID))
+		if err != nil {
+			return err
+		}
+		if !pending {
+			return ErrAlreadyProcessed
+		}
+		if o.Window != nil {
+			if err := putWindow(txn, o.UserID, *o.Window, now); err != nil {
+				return err
+			}
+		}
+		for i := range replies {
+			if err := putOutbox(txn, &replies[i]); err != nil {
+				return err
+			}
+		}
+		return txn.Delete(inboxKey(o.UpdateID))
+	})
+}
+
+// InboxDepth counts unprocessed updates.
+func (s *Store) InboxDepth() (int, error) {
+	n := 0
+	err := s.view(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = []byte(prefixInbox)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// migration is one small, ordered step of the schema. Steps are appended, never
+// edited or reordered: the schema version recorded in meta is the number of steps run.
+type migration struct {
+	name string
+	run  func(txn *badger.Txn) error
+}
+
+// migrations is the ordered list run at start. Badger has no tables, so early steps
+// only record that the keyspace in keys.go exists; later ones rewrite records.
+var migrations = []migration{
+	{name: "keyspace v1: ratelimit, inbox, seen, outbox, outlog", run: func(*badger.Txn) error { return nil }},
+}
+
+// SchemaVersion returns the number of migrations applied.
+func (s *Store) SchemaVersion() (int, error) {
+	var v int
+	err := s.view(func(txn *badger.Txn) error {
+		var err error
+		v, err = schemaVersion(txn)
+		return err
+	})
+	return v, err
+}
+
+func schemaVersion(txn *badger.Txn) (int, error) {
+	item, err := txn.Get([]byte(metaSchemaVersion))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var v int
+	err = item.Value(func(b []byte) error {
+		v, err = strconv.Atoi(string(b))
+		return err
+	})
+	return v, err
+}
+
+func (s *Store) migrate() error {
+	return s.update(func(txn *badger.Txn) error {
+		v, err := schemaVersion(txn)
+		if err != nil {
+			return fmt.Errorf("store: read schema version: %w", err)
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("store: data is at schema %d but this hangar knows %d: refusing to downgrade", v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if err := migrations[i].run(txn); err != nil {
+				return fmt.Errorf("store: migration %d (%s): %w", i+1, migrations[i].name, err)
+			}
+			s.log.Info("store migrated", "step", i+1, "name", migrations[i].name)
+		}
+		return txn.Set([]byte(metaSchemaVersion), []byte(strconv.Itoa(len(migrations))))
+	})
+}
+
+// MetaFlag reports whether the named one-time flag has been recorded.
+func (s *Store) MetaFlag(name string) (bool, error) {
+	var ok bool
+	err := s.view(func(txn *badger.Txn) error {
+		var err error
+		ok, err = exists(txn, []byte(prefixMeta+name))
+		return err
+	})
+	return ok, err
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// OutlogCap bounds the log of sent messages kept for the console.
+const OutlogCap = 1000
+
+// Outbox message states.
+const (
+	MessageQueued  = "queued"
+	MessageSent    = "sent"
+	MessageLogged  = "logged" // sending is off: the message went to the log only
+	MessageDropped = "dropped"
+)
+
+// OutboxMessage is a Telegram message waiting to be sent, or (in the outlog) one that was.
+type OutboxMessage struct {
+	ID          uint64          `json:"id"`
+	ChatID      int64           `json:"chat_id"`
+	Text        string          `json:"text"`
+	ParseMode   string          `json:"parse_mode,omitempty"`
+	ReplyMarkup json.RawMessage `json:"reply_markup,omitempty"`
+	Status      string          `json:"status"`
+	Attempts    int             `json:"attempts"`
+	LastError   string          `json:"last_error,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	NextAt      time.Time       `json:"next_at"`
+	SentAt      time.Time       `json:"sent_at,omitzero"`
+}
+
+// outboxDueKey orders the outbox by due time, then by id, so that the sender reads only
+// what is due without scanning the backlog.
+func outboxDueKey(m *OutboxMessage) []byte {
+	k := make([]byte, len(prefixOutbox)+16)
+	copy(k, prefixOutbox)
+	binary.BigEndian.PutUint64(k[len(prefixOutbox):], uint64(m.NextAt.UnixNano()))
+	binary.BigEndian.PutUint64(k[len(prefixOutbox)+8:], m.ID)
+	return k
+}
+
+func (s *Store) assignIDs(msgs []OutboxMessage, now time.Time) ([]OutboxMessage, error) {
+	out := make([]OutboxMessage, len(msgs))
+	for i, m := range msgs {
+		id, err := s.nextSeq("outbox")
+		if err != nil {
+			return nil, err
+		}
+		m.ID = id
+		m.Status = MessageQueued
+		m.CreatedAt = now
+		if m.NextAt.IsZero() {
+			m.NextAt = now
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+func putOutbox(txn *badger.Txn, m *OutboxMessage) error {
+	return setJSON(txn, outboxDueKey(m), m, 0)
+}
+
+// EnqueueMessages queues messages for sending and returns them with their ids.
+func (s *Store) EnqueueMessages(msgs ...OutboxMessage) ([]OutboxMessage, error) {
+	msgs, err := s.assignIDs(msgs, s.now())
+	if err != nil {
+		return nil, err
+	}
+	err = s.group.do(func(txn *badger.Txn) error {
+		for i := range msgs {
+			if err := putOutbox(txn, &msgs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return msgs, err
+}
+
+// DueMessages returns up to limit queued messages due at or before now, oldest first.
+func (s *Store) DueMessages(now time.Time, limit int) ([]OutboxMessage, error) {
+	var out []OutboxMessage
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, prefixOutbox, false, func(key, val []byte) (bool, error) {
+			var m OutboxMessage
+			if err := json.Unmarshal(val, &m); err != nil {
+				return true, nil
+			}
+			if m.NextAt.After(now) {
+				return false, nil
+			}
+			out = append(out, m)
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}
+
+// QueuedMessages returns up to limit queued messages, due or not, oldest due first.
+func (s *Store) QueuedMessages(limit int) ([]OutboxMessage, error) {
+	return s.DueMessages(time.Unix(1<<40, 0), limit)
+}
+
+// RescheduleMessage moves a queued message to a new due time with its attempt recorded.
+func (s *Store) RescheduleMessage(old OutboxMessage, nextAt time.Time, lastErr string) error {
+	return s.update(func(txn *badger.Txn) error {
+		if err := txn.Delete(outboxDueKey(&old)); err != nil {
+			return err
+		}
+		m := old
+		m.Attempts++
+		m.NextAt = nextAt
+		m.LastError = lastErr
+		return putOutbox(txn, &m)
+	})
+}
+
+// FinishMessage removes a message from the outbox and records it in the capped outlog
+// with its final status. redacted, when not empty, replaces the text kept in the log.
+func (s *Store) FinishMessage(m OutboxMessage, status, lastErr string) error {
+	now := s.now()
+	return s.group.do(func(txn *badger.Txn) error {
+		if err := txn.Delete(outboxDueKey(&m)); err != nil {
+			return err
+		}
+		return appendOutlog(txn, m, status, lastErr, now)
+	})
+}
+
+// LogTransientMessage records in the outlog a message that never went through the
+// outbox (one that must not be stored whole, such as a root password notice).
+func (s *Store) LogTransientMessage(m OutboxMessage, status, lastErr string) error {
+	id, err := s.nextSeq("outbox")
+	if err != nil {
+		return err
+	}
+	m.ID = id
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = s.now()
+	}
+	now := s.now()
+	return s.group.do(func(txn *badger.Txn) error { return appendOutlog(txn, m, status, lastErr, now) })
+}
+
+func appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr string, now time.Time) error {
+	m.Status = status
+	m.LastError = lastErr
+	m.Attempts++
+	m.SentAt = now
+	if err := setJSON(txn, outlogKey(m.ID), m, 0); err != nil {
+		return err
+	}
+	// Trim one old entry per append so the log stays near OutlogCap with no sweeper.
+	if m.ID > OutlogCap {
+		return trimOutlog(txn, m.ID-OutlogCap)
+	}
+	return nil
+}
+
+// trimOutlog deletes the oldest outlog entries with ids at or below upTo (at most a few
+// per call, so that an append stays cheap).
+func trimOutlog(txn *badger.Txn, upTo uint64) error {
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Prefix = []byte(prefixOutlog)
+	it := txn.NewIterator(opts)
+	var doomed [][]byte
+	for it.Rewind(); it.Valid() && len(doomed) < 4; it.Next() {
+		k := it.Item().KeyCopy(nil)
+		if u64FromKey(prefixOutlog, k) > upTo {
+			break
+		}
+		doomed = append(doomed, k)
+	}
+	it.Close()
+	for _, k := range doomed {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RecentMessages returns up to limit outlog entries, newest first.
+func (s *Store) RecentMessages(limit int) ([]OutboxMessage, error) {
+	var out []OutboxMessage
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, prefixOutlog, true, func(_, val []byte) (bool, error) {
+			var m OutboxMessage
+			if err := json.Unmarshal(val, &m); err == nil {
+				out = append(out, m)
+			}
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}
