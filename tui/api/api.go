@@ -1,0 +1,172 @@
+package api
+
+import (
+	"fmt"
+	"time"
+)
+
+// Order statuses, in the order the console cycles through them when filtering.
+var Statuses = []string{"pending", "provisioning", "active", "failed", "cancelled", "terminated"}
+
+// QueueStats is GET /admin/queue and the payload of a snapshot event.
+type QueueStats struct {
+	At             time.Time  `json:"at"`
+	Depth          int64      `json:"depth"`
+	Pending        int64      `json:"pending"`
+	WaitingRetry   int64      `json:"waiting_retry"`
+	InFlight       int64      `json:"in_flight"`
+	MaxConcurrency int64      `json:"max_concurrency"`
+	Enqueued       int64      `json:"enqueued"`
+	Started        int64      `json:"started"`
+	Retried        int64      `json:"retried"`
+	Succeeded      int64      `json:"succeeded"`
+	DeadLettered   int64      `json:"dead_lettered"`
+	DeadLetters    int64      `json:"dead_letters"`
+	LagSeconds     float64    `json:"lag_seconds"`
+	Alarms         Alarms     `json:"alarms"`
+	Thresholds     Thresholds `json:"thresholds"`
+}
+
+// Alarms says which thresholds the daemon considers crossed; the console colours by
+// these rather than recomputing, so operators see exactly what the daemon alerts on.
+type Alarms struct {
+	Depth       bool `json:"depth"`
+	DeadLetters bool `json:"dead_letters"`
+	Lag         bool `json:"lag"`
+}
+
+type Thresholds struct {
+	Depth       int64   `json:"depth"`
+	DeadLetters int64   `json:"dead_letters"`
+	LagSeconds  float64 `json:"lag_seconds"`
+}
+
+// Order mirrors the admin API's order; nullable fields are pointers.
+type Order struct {
+	OrderID        int64          `json:"order_id"`
+	UserID         int64          `json:"user_id"`
+	TelegramUserID string         `json:"telegram_user_id"`
+	Status         string         `json:"status"`
+	WaitingRetry   bool           `json:"waiting_retry"`
+	SpecID         string         `json:"spec_id"`
+	Region         string         `json:"region"`
+	Provider       string         `json:"provider"`
+	PricePaid      int64          `json:"price_paid"`
+	Attempts       int            `json:"attempts"`
+	NextRetryAt    *time.Time     `json:"next_retry_at"`
+	IPAddress      *string        `json:"ip_address"`
+	InstanceID     *string        `json:"instance_id"`
+	ErrorMessage   *string        `json:"error_message"`
+	CreatedAt      time.Time      `json:"created_at"`
+	UpdatedAt      time.Time      `json:"updated_at"`
+	History        []HistoryEntry `json:"history"`
+}
+
+type HistoryEntry struct {
+	At      time.Time `json:"at"`
+	Event   string    `json:"event"`
+	Status  string    `json:"status"`
+	Attempt int       `json:"attempt"`
+	Error   string    `json:"error"`
+}
+
+// OrderPage is GET /admin/orders; NextBefore is 0 on the last page.
+type OrderPage struct {
+	Orders     []Order `json:"orders"`
+	NextBefore int64   `json:"next_before"`
+}
+
+type DeadLetters struct {
+	DeadLetters []Order `json:"dead_letters"`
+}
+
+type RequeueAllResult struct {
+	Requeued int `json:"requeued"`
+}
+
+type PurgeResult struct {
+	Purged int `json:"purged"`
+}
+
+// RateLimits is GET /admin/ratelimits: windows sorted by count, highest first.
+type RateLimits struct {
+	Limit         int          `json:"limit"`
+	WindowSeconds int          `json:"window_seconds"`
+	Windows       []RateWindow `json:"windows"`
+}
+
+type RateWindow struct {
+	UserID  int64     `json:"user_id"`
+	Count   int       `json:"count"`
+	ResetAt time.Time `json:"reset_at"`
+	Limited bool      `json:"limited"`
+}
+
+type ResetResult struct {
+	UserID int64 `json:"user_id"`
+	Reset  bool  `json:"reset"`
+}
+
+// Outbox is GET /admin/outbox.
+type Outbox struct {
+	Sending bool      `json:"sending"`
+	Queued  []Message `json:"queued"`
+	Recent  []Message `json:"recent"`
+}
+
+type Message struct {
+	ID        int64      `json:"id"`
+	ChatID    int64      `json:"chat_id"`
+	Text      string     `json:"text"`
+	Status    string     `json:"status"`
+	Attempts  int        `json:"attempts"`
+	LastError string     `json:"last_error"`
+	CreatedAt time.Time  `json:"created_at"`
+	SentAt    *time.Time `json:"sent_at"`
+}
+
+// BlogStats is GET /api/admin/stats.
+type BlogStats struct {
+	TotalViews          int64        `json:"total_views"`
+	TodayViews          int64        `json:"today_views"`
+	TodayUniqueVisitors int64        `json:"today_unique_visitors"`
+	TopSlugs            []SlugViews  `json:"top_slugs"`
+	Daily               []DailyViews `json:"daily"`
+	RecentVisitors      []Visitor    `json:"recent_visitors"`
+}
+
+type SlugViews struct {
+	Slug  string `json:"slug"`
+	Views int64  `json:"views"`
+}
+
+type DailyViews struct {
+	Day            string `json:"day"`
+	Views          int64  `json:"views"`
+	UniqueVisitors int64  `json:"unique_visitors"`
+}
+
+type Visitor struct {
+	TS      time.Time `json:"ts"`
+	IP      string    `json:"ip"`
+	Slug    string    `json:"slug"`
+	Country string    `json:"country"`
+	City    string    `json:"city"`
+	Lat     float64   `json:"lat"`
+	Lon     float64   `json:"lon"`
+}
+
+// Error is the daemon's JSON error body with the HTTP status it came with. A call that
+// got an answer fails with *Error; any other failure means the daemon was not reached.
+type Error struct {
+	Status  int    `json:"-"`
+	Message string `json:"error"`
+	Code    string `json:"code"`
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("daemon answered %d %s", e.Status, e.Code)
+	}
+	return fmt.Sprintf("daemon answered %d: %s", e.Status, e.Message)
+}

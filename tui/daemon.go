@@ -1,0 +1,29 @@
+package tui
+
+import (
+	"context"
+
+	"github.com/hangarhq/hangar/tui/api"
+)
+
+// Daemon is everything the console needs from a running hangar. tui/client implements
+// it over the admin HTTP API; tests use an in-memory fake. A call that reached the
+// daemon and was refused fails with *api.Error; any other error means the daemon was
+// not reached, and the console says so in its banner.
+type Daemon interface {
+	Queue(ctx context.Context) (api.QueueStats, error)
+	Orders(ctx context.Context, status string, limit int, before int64) (api.OrderPage, error)
+	Order(ctx context.Context, id int64) (api.Order, error)
+	CancelOrder(ctx context.Context, id int64) (api.Order, error)
+	DeadLetters(ctx context.Context, limit int) ([]api.Order, error)
+	Requeue(ctx context.Context, id int64) (api.Order, error)
+	RequeueAll(ctx context.Context) (int, error)
+	PurgeDLQ(ctx context.Context) (int, error)
+	RateLimits(ctx context.Context, min int) (api.RateLimits, error)
+	ResetRateLimit(ctx context.Context, user int64) (bool, error)
+	Outbox(ctx context.Context, limit int) (api.Outbox, error)
+	BlogStats(ctx context.Context) (api.BlogStats, error)
+	// Events follows the live feed until ctx ends, reconnecting by itself; it reports
+	// the stream's health as api.EventConn items and closes the channel at the end.
+	Events(ctx context.Context) (<-chan api.Event, error)
+}
