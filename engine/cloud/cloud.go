@@ -1,0 +1,54 @@
+package cloud
+
+import "context"
+
+// Instance is a server at a provider.
+type Instance struct {
+	ID     string // provider's instance id, as a string
+	Label  string
+	IPv4   string // public IPv4, "" until assigned
+	Status string // provider's status word, e.g. "running", "provisioning", "active", "pending"
+	Region string
+	Plan   string
+	// RootPassword is set only by Create, and only when the provider generated the
+	// password itself (Vultr). It is for the one message to the user: never store or
+	// log it.
+	RootPassword string
+}
+
+// Ready reports whether the instance is up with a public address: Linode and the
+// simulator say "running", Vultr says "active".
+func (i Instance) Ready() bool {
+	return i.IPv4 != "" && (i.Status == "running" || i.Status == "active")
+}
+
+// CreateRequest asks a provider for one server.
+type CreateRequest struct {
+	Label        string // unique per order: hangar-order-<id>; idempotency key
+	Region       string
+	Plan         string // provider plan id, e.g. "g6-nanode-1" or "vc2-1c-1gb"
+	Image        string // "" means the provider default (linode/debian12, Vultr os_id 2136 Debian 12)
+	RootPassword string // sent once, never stored or logged
+}
+
+// Provider creates, finds and deletes servers. Every error it returns answers
+// IsRetryable or IsPermanent (or is a cancellation by the caller).
+type Provider interface {
+	Name() string // "linode", "vultr", "sim"
+	Create(ctx context.Context, req CreateRequest) (Instance, error)
+	// FindByLabel is the idempotency lookup a retried order makes before Create.
+	FindByLabel(ctx context.Context, label string) (Instance, bool, error)
+	Get(ctx context.Context, id string) (Instance, error)
+	// Delete treats an instance that is already gone as deleted.
+	Delete(ctx context.Context, id string) error
+}
+
+// Tag marks every instance hangar creates, so an operator can tell them apart in the
+// provider's console.
+const Tag = "hangar"
+
+var (
+	_ Provider = (*Linode)(nil)
+	_ Provider = (*Vultr)(nil)
+	_ Provider = (*Sim)(nil)
+)
