@@ -1,0 +1,228 @@
+// Command bench prints hangar's performance figures (`make bench`). Each scenario starts
+// the real stack in-process, loads it over loopback and prints one header and aligned
+// result lines. Select scenarios with -only (default: all of them, in table order).
+//
+//	go run ./internal/bench -only webhook -duration 10s -cpuprofile webhook.prof
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// scenario is one named benchmark. run prints its own header and figures and returns an
+// error when the scenario could not run or broke a hard rule (a non-200 answer).
+type scenario struct {
+	name string
+	run  func() error
+}
+
+// scenarios is every benchmark, in the order they run.
+//
+// LEAD: register further scenarios here once their files are committed:
+//
+//	{"views", runViewsBench},   // internal/bench/views.go
+//	{"orders", runOrdersBench}, // later
+var scenarios = []scenario{
+	{"webhook", runWebhookBench},
+}
+
+// benchConfig holds the flags every scenario may read.
+type benchConfig struct {
+	Only       string
+	Clients    int
+	Duration   time.Duration
+	Warmup     time.Duration
+	CPUProfile string
+}
+
+// cfg is set once by main before any scenario runs.
+var cfg benchConfig
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&cfg.Only, "only", strings.Join(scenarioNames(), ","), "comma-separated scenarios to run")
+	fs.IntVar(&cfg.Clients, "clients", 64, "concurrent load-generator clients")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load duration per run")
+	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured load before each measured run")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the durable measured run to this file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	selected, err := selectScenarios(cfg.Only)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, s := range selected {
+		fmt.Printf("\n== %s ==\n", s.name)
+		if err := s.run(); err != nil {
+			fmt.Printf("  FAILED: %v\n", err)
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func scenarioNames() []string {
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.name
+	}
+	return names
+}
+
+// selectScenarios returns the scenarios named in the comma-separated list, in table order.
+func selectScenarios(list string) ([]scenario, error) {
+	var want []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !slices.Contains(scenarioNames(), n) {
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", n, strings.Join(scenarioNames(), ", "))
+		}
+		want = append(want, n)
+	}
+	var out []scenario
+	for _, s := range scenarios {
+		if slices.Contains(want, s.name) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no scenario selected")
+	}
+	return out, nil
+}
+
+// loadResult is what one runLoad measured. Latencies are sorted ascending.
+type loadResult struct {
+	Requests  int
+	Non200    int // answers with a status other than 200
+	Errors    int // transport errors (no answer at all)
+	Elapsed   time.Duration
+	Latencies []time.Duration
+}
+
+// runLoad calls do from clients concurrent workers until dur has passed or ctx ends.
+// worker is the worker's index, i the worker's request number (from 0). do returns the
+// HTTP status it got; every call is timed.
+func runLoad(ctx context.Context, clients int, dur time.Duration, do func(worker, i int) (status int, err error)) loadResult {
+	per := make([]loadResult, clients)
+	// Preallocate for ~40k requests/s so that appending never allocates mid-run.
+	capacity := int(dur.Seconds()*40_000)/clients + 1024
+	start := time.Now()
+	end := start.Add(dur)
+	var wg sync.WaitGroup
+	for w := range clients {
+		per[w].Latencies = make([]time.Duration, 0, capacity)
+		wg.Go(func() { per[w].work(ctx, end, w, do) })
+	}
+	wg.Wait()
+	return mergeResults(per, time.Since(start))
+}
+
+func (r *loadResult) work(ctx context.Context, end time.Time, worker int, do func(worker, i int) (int, error)) {
+	for i := 0; ctx.Err() == nil; i++ {
+		t0 := time.Now()
+		if !t0.Before(end) {
+			return
+		}
+		status, err := do(worker, i)
+		r.Latencies = append(r.Latencies, time.Since(t0))
+		r.Requests++
+		switch {
+		case err != nil:
+			r.Errors++
+		case status != 200:
+			r.Non200++
+		}
+	}
+}
+
+func mergeResults(per []loadResult, elapsed time.Duration) loadResult {
+	out := loadResult{Elapsed: elapsed}
+	n := 0
+	for _, p := range per {
+		n += len(p.Latencies)
+	}
+	out.Latencies = make([]time.Duration, 0, n)
+	for _, p := range per {
+		out.Requests += p.Requests
+		out.Non200 += p.Non200
+		out.Errors += p.Errors
+		out.Latencies = append(out.Latencies, p.Latencies...)
+	}
+	slices.Sort(out.Latencies)
+	return out
+}
+
+// RPS is completed requests per second of wall time.
+func (r loadResult) RPS() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Requests) / r.Elapsed.Seconds()
+}
+
+// Percentile returns the latency below which a share p (0..1) of requests finished.
+func (r loadResult) Percentile(p float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	i := int(p * float64(len(r.Latencies)-1))
+	return r.Latencies[i]
+}
+
+// print writes one aligned result line.
+func (r loadResult) print(name string) {
+	fmt.Printf("  %-24s %9.0f req/s   p50 %9s   p99 %9s   non-200 %d   errors %d   (%d requests in %s)\n",
+		name, r.RPS(), fmtDur(r.Percentile(0.50)), fmtDur(r.Percentile(0.99)),
+		r.Non200, r.Errors, r.Requests, r.Elapsed.Round(time.Millisecond))
+}
+
+// check is an error when any request failed or was not answered 200.
+func (r loadResult) check(name string) error {
+	if r.Non200 > 0 || r.Errors > 0 {
+		return fmt.Errorf("%s: %d non-200 answers, %d transport errors", name, r.Non200, r.Errors)
+	}
+	return nil
+}
+
+// printTarget writes one aligned "figure vs target" line.
+func printTarget(name, value, target string, ok bool) {
+	verdict := "MISS"
+	if ok {
+		verdict = "ok"
+	}
+	fmt.Printf("  %-24s %9s   target %-10s %s\n", name, value, target, verdict)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+	}
+}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/telegram"
+	hangarhttp "github.com/hangarhq/hangar/http"
+	"github.com/hangarhq/hangar/store"
+)
+
+// Issue 2's webhook benchmark and its targets.
+const (
+	webhookUsers     = 10_000
+	webhookSecret    = "bench-webhook-secret"
+	webhookRateLimit = 30 // serve's defaults
+	webhookWindow    = time.Minute
+	targetRatio      = 0.8
+	targetP99        = 5 * time.Millisecond
+	drainTimeout     = 2 * time.Minute
+)
+
+// runWebhookBench loads POST /webhook on the durable stack, then on the same Fiber app
+// backed by an in-memory limiter, and compares them.
+func runWebhookBench() error {
+	fmt.Printf("  POST /webhook: %d clients, %d users, /help, %s measured after %s warm-up, SyncWrites on\n",
+		cfg.Clients, webhookUsers, cfg.Duration, cfg.Warmup)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	durable, err := benchDurableWebhook(log)
+	if err != nil {
+		return err
+	}
+	baseline, err := benchBaselineWebhook(log)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	ratio := durable.RPS() / baseline.RPS()
+	printTarget("ratio hangar/baseline", fmt.Sprintf("%.2f", ratio), fmt.Sprintf(">= %.2f", targetRatio), ratio >= targetRatio)
+	p99 := durable.Percentile(0.99)
+	printTarget("p99 hangar", fmtDur(p99), "< "+fmtDur(targetP99), p99 < targetP99)
+	return errors.Join(durable.check("hangar"), baseline.check("baseline"))
+}
+
+// benchDurableWebhook runs the stack as cmd/hangar/serve.go wires it, loads it, and
+// reports how long the engine then needs to empty the inbox.
+func benchDurableWebhook(log *slog.Logger) (loadResult, error) {
+	stack, err := startDurableStack(log)
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer stack.close()
+
+	res, err := loadWebhook(stack.addr, true)
+	if err != nil {
+		return res, err
+	}
+	res.print("hangar (durable)")
+	left, took, err := waitInboxEmpty(stack.store, drainTimeout)
+	if err != nil {
+		return res, err
+	}
+	fmt.Printf("  %-24s %9s   (%d updates were still in the inbox when the load stopped; %.0f updates/s)\n",
+		"inbox drained in", fmtDur(took), left, float64(left)/max(took.Seconds(), 1e-9))
+	return res, nil
+}
+
+// benchBaselineWebhook serves the same Fiber app with a non-durable in-memory limiter.
+func benchBaselineWebhook(log *slog.Logger) (loadResult, error) {
+	srv := hangarhttp.New(webhookHTTPConfig(log, prometheus.NewRegistry()),
+		hangarhttp.Deps{Updates: newMemLimiter(webhookRateLimit, webhookWindow)})
+	addr, stop, err := serveHTTP(srv)
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer stop()
+	res, err := loadWebhook(addr, false)
+	if err == nil {
+		res.print("baseline (in-memory)")
+	}
+	return res, err
+}
+
+func webhookHTTPConfig(log *slog.Logger, reg *prometheus.Registry) hangarhttp.Config {
+	return hangarhttp.Config{WebhookSecret: webhookSecret, MaxBody: 1 << 20, Logger: log, Registry: reg}
+}
+
+// durableStack is the store, engine and HTTP server of `hangar serve`, in a temp dir.
+type durableStack struct {
+	dir   string
+	store *store.Store
+	eng   *engine.Engine
+	addr  string
+	stop  func()
+}
+
+func startDurableStack(log *slog.Logger) (*durableStack, error) {
+	dir, err := os.MkdirTemp("", "hangar-bench-webhook-")
+	if err != nil {
+		return nil, err
+	}
+	s := &durableStack{dir: dir}
+	if err := s.start(log); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *durableStack) start(log *slog.Logger) error {
+	var err error
+	s.store, err = store.Open(store.Options{Dir: filepath.Join(s.dir, "db"), SyncWrites: true, Logger: log})
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	s.eng, err = engine.New(engine.Config{
+		RateLimit: webhookRateLimit, RateWindow: webhookWindow, Logger: log, Registry: reg,
+	}, s.store, telegram.Off{})
+	if err != nil {
+		return err
+	}
+	if err := s.eng.Start(); err != nil {
+		return err
+	}
+	srv := hangarhttp.New(webhookHTTPConfig(log, reg),
+		hangarhttp.Deps{Updates: s.eng, RateLimits: s.eng, Health: s.eng, Store: s.store})
+	s.addr, s.stop, err = serveHTTP(srv)
+	return err
+}
+
+// close shuts down in serve's order: HTTP, engine, store; then removes the temp dir.
+func (s *durableStack) close() {
+	if s.stop != nil {
+		s.stop()
+	}
+	if s.eng != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		s.eng.Stop(ctx)
+		cancel()
+	}
+	if s.store != nil {
+		_ = s.store.Close()
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+// serveHTTP serves srv on a free loopback port until stop is called.
+func serveHTTP(srv *hangarhttp.Server) (addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}
+	return ln.Addr().String(), stop, nil
+}
+
+// waitInboxEmpty polls the inbox until the engine has processed every update.
+func waitInboxEmpty(st *store.Store, timeout time.Duration) (left int, took time.Duration, err error) {
+	start := time.Now()
+	left, err = st.InboxDepth()
+	for n := left; err == nil && n > 0; n, err = st.InboxDepth() {
+		if time.Since(start) > timeout {
+			return left, time.Since(start), fmt.Errorf("inbox still holds %d updates after %s", n, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return left, time.Since(start), err
+}
+
+// loadWebhook warms addr up, then measures it; profile turns on -cpuprofile for the
+// measured part.
+func loadWebhook(addr string, profile bool) (loadResult, error) {
+	l := newWebhookLoad(addr, cfg.Clients)
+	ctx := context.Background()
+	runLoad(ctx, cfg.Clients, cfg.Warmup, l.do)
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		return loadResult{}, err
+	}
+	res := runLoad(ctx, cfg.Clients, cfg.Duration, l.do)
+	stopProfile()
+	return res, nil
+}
+
+func startCPUProfile(on bool) (stop func(), err error) {
+	if !on || cfg.CPUProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(cfg.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		fmt.Printf("  %-24s %9s   %s\n", "cpu profile", "written", cfg.CPUProfile)
+	}, nil
+}
+
+// webhookLoad posts Telegram updates with unique, increasing update_ids, cycling through
+// webhookUsers users. Each worker reuses its own request, response and body buffer.
+type webhookLoad struct {
+	client *fasthttp.HostClient
+	uri    string
+	nextID atomic.Int64
+	reqs   []*fasthttp.Request
+	resps  []*fasthttp.Response
+	bodies [][]byte
+}
+
+func newWebhookLoad(addr string, clients int) *webhookLoad {
+	l := &webhookLoad{
+		client: &fasthttp.HostClient{
+			Addr:               addr,
+			MaxConns:           clients,
+			MaxConnWaitTimeout: 10 * time.Second,
+			ReadTimeout:        10 * time.Second,
+			WriteTimeout:       10 * time.Second,
+		},
+		uri:    "http://" + addr + "/webhook",
+		reqs:   make([]*fasthttp.Request, clients),
+		resps:  make([]*fasthttp.Response, clients),
+		bodies: make([][]byte, clients),
+	}
+	for w := range clients {
+		l.reqs[w], l.resps[w] = l.newRequest(), &fasthttp.Response{}
+		l.bodies[w] = make([]byte, 0, 256)
+	}
+	return l
+}
+
+func (l *webhookLoad) newRequest() *fasthttp.Request {
+	req := &fasthttp.Request{}
+	req.SetRequestURI(l.uri)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.Header.SetContentType("application/json")
+	req.Header.Set("X-Telegram-Bot-Api-Secret-Token", webhookSecret)
+	return req
+}
+
+func (l *webhookLoad) do(worker, _ int) (int, error) {
+	id := l.nextID.Add(1)
+	user := 1_000_000 + id%webhookUsers
+	l.bodies[worker] = appendUpdate(l.bodies[worker][:0], id, user)
+	req, resp := l.reqs[worker], l.resps[worker]
+	req.SetBodyRaw(l.bodies[worker])
+	if err := l.client.Do(req, resp); err != nil {
+		return 0, err
+	}
+	return resp.StatusCode(), nil
+}
+
+// appendUpdate appends a private-chat "/help" message update from user.
+func appendUpdate(b []byte, updateID, user int64) []byte {
+	b = append(b, `{"update_id":`...)
+	b = strconv.AppendInt(b, updateID, 10)
+	b = append(b, `,"message":{"message_id":`...)
+	b = strconv.AppendInt(b, updateID, 10)
+	b = append(b, `,"date":1700000000,"from":{"id":`...)
+	b = strconv.AppendInt(b, user, 10)
+	b = append(b, `,"is_bot":false,"first_name":"Bench"},"chat":{"id":`...)
+	b = strconv.AppendInt(b, user, 10)
+	return append(b, `,"type":"private"},"text":"/help","entities":[{"type":"bot_command","offset":0,"length":5}]}}`...)
+}
+
+// memLimiter is the baseline: the seed's per-user window held in a sharded map, with no
+// durability, no dedupe and no processing. It answers at once.
+type memLimiter struct {
+	limit  int
+	window time.Duration
+	shards [64]memShard
+}
+
+type memShard struct {
+	mu sync.Mutex
+	m  map[int64]memWindow
+	_  [40]byte // keep shards on separate cache lines
+}
+
+type memWindow struct {
+	count   int
+	resetAt time.Time
+}
+
+var _ hangarhttp.Updates = (*memLimiter)(nil)
+
+func newMemLimiter(limit int, window time.Duration) *memLimiter {
+	l := &memLimiter{limit: limit, window: window}
+	for i := range l.shards {
+		l.shards[i].m = map[int64]memWindow{}
+	}
+	return l
+}
+
+// AcceptUpdate counts the update in its user's window; over the limit it still
+// acknowledges, as hangar does.
+func (l *memLimiter) AcceptUpdate(u *models.Update, _ []byte) (bool, error) {
+	var user int64
+	if u.Message != nil && u.Message.From != nil {
+		user = u.Message.From.ID
+	}
+	now := time.Now()
+	sh := &l.shards[uint64(user)%uint64(len(l.shards))]
+	sh.mu.Lock()
+	w := sh.m[user]
+	if !now.Before(w.resetAt) {
+		w = memWindow{resetAt: now.Add(l.window)}
+	}
+	w.count++
+	sh.m[user] = w
+	sh.mu.Unlock()
+	return true, nil
+}
