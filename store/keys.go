@@ -15,6 +15,19 @@ const (
 	prefixOutbox     = "outbox:"    // outbox:{seq:8 BE} → OutboxMessage waiting to be sent
 	prefixOutlog     = "outlog:"    // outlog:{seq:8 BE} → OutboxMessage sent or dropped (capped)
 	prefixSeq        = "seq:"       // seq:{name} → Badger sequence leases
+
+	// blog (seed 004)
+	prefixViews       = "views:"             // views:{slug} → total, 8 BE; bounded by MaxSlugs
+	prefixViewsDay    = "viewsday:"          // viewsday:{YYYY-MM-DD} → views that day, 8 BE, TTL 400d
+	prefixViewSeen    = "viewseen:"          // viewseen:{iphash}:{slug} → counted at (ns, 8 BE), TTL 30m
+	prefixVisitor     = "visitor:"           // visitor:{seq:8 BE} → Visitor, capped at VisitorCap
+	prefixUniqueDay   = "uvday:"             // uvday:{YYYY-MM-DD}:{iphash} → empty, TTL 48h
+	prefixUniqueCount = "uvcount:"           // uvcount:{YYYY-MM-DD} → unique visitors that day, 8 BE, TTL 400d
+	prefixIPSalt      = prefixMeta + "salt:" // meta:salt:{YYYY-MM-DD} → 16 random bytes, TTL 48h
+	prefixComment     = "comment:"           // comment:{id:8 BE} → commentRecord, capped at CommentCap
+	prefixCommentSlug = "commentslug:"       // commentslug:{slug}\x00{id:8 BE} → empty: a slug's comments
+	prefixBlogRate    = "blograte:"          // blograte:{iphash} → write window, TTL 1m
+	prefixInquiry     = "inquiry:"           // inquiry:{seq:8 BE} → Inquiry, capped at InquiryCap
 )
 
 const (

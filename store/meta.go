@@ -19,6 +19,7 @@ type migration struct {
 // only record that the keyspace in keys.go exists; later ones rewrite records.
 var migrations = []migration{
 	{name: "keyspace v1: ratelimit, inbox, seen, outbox, outlog", run: func(*badger.Txn) error { return nil }},
+	{name: "keyspace v2: blog views, visitors, comments, inquiries (seed 004)", run: func(*badger.Txn) error { return nil }},
 }
 
 // SchemaVersion returns the number of migrations applied.

@@ -1,0 +1,293 @@
+package store
+
+import (
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+const (
+	// CommentCap bounds the comments kept. Comments are content, so none is trimmed
+	// to make room: past the cap new ones are refused until an admin deletes some.
+	CommentCap = 100_000
+	// PasswordIterations is the PBKDF2-SHA256 work factor (seed 004).
+	PasswordIterations = 100_000
+	passwordSaltLen    = 16
+	passwordKeyLen     = 32
+	passwordScheme     = "pbkdf2-sha256"
+
+	// BlogWriteLimit blog writes (comments, edits, deletes, inquiries) are allowed per
+	// IP per BlogWriteWindow. Wrong-password guesses count, which throttles guessing.
+	BlogWriteLimit  = 5
+	BlogWriteWindow = time.Minute
+
+	metaCommentCount = prefixMeta + "comment_count"
+)
+
+var (
+	// ErrWrongPassword is returned when a comment's password does not match.
+	ErrWrongPassword = errors.New("store: wrong comment password")
+	// ErrCommentLimit is returned when CommentCap comments are stored.
+	ErrCommentLimit = errors.New("store: comment store is full")
+)
+
+// Comment is a stored comment. The password hash never leaves this package; the IP is
+// here for the admin API and must be dropped by anything public.
+type Comment struct {
+	ID        uint64     `json:"id"`
+	Slug      string     `json:"slug"`
+	Name      string     `json:"name"`
+	Content   string     `json:"content"`
+	IP        string     `json:"ip"`
+	CreatedAt time.Time  `json:"created_at"`
+	EditedAt  *time.Time `json:"edited_at"`
+}
+
+type commentRecord struct {
+	Comment
+	PasswordHash string `json:"password_hash"`
+}
+
+// NewComment is what a visitor submits.
+type NewComment struct {
+	Slug     string
+	Name     string
+	Content  string
+	Password string
+	IP       string
+}
+
+// AddComment hashes the password (PBKDF2, about tens of milliseconds by design) and
+// stores the comment.
+func (s *Store) AddComment(nc NewComment) (Comment, error) {
+	if err := ValidateSlug(nc.Slug); err != nil {
+		return Comment{}, err
+	}
+	hash, err := hashPassword(nc.Password)
+	if err != nil {
+		return Comment{}, err
+	}
+	id, err := s.nextSeq("comment")
+	if err != nil {
+		return Comment{}, err
+	}
+	rec := commentRecord{
+		Comment: Comment{
+			ID: id, Slug: nc.Slug, Name: nc.Name, Content: nc.Content, IP: nc.IP,
+			CreatedAt: s.now().UTC().Truncate(time.Second),
+		},
+		PasswordHash: hash,
+	}
+	err = s.update(func(txn *badger.Txn) error {
+		n, _, err := getU64(txn, []byte(metaCommentCount))
+		if err != nil {
+			return err
+		}
+		if n >= CommentCap {
+			return ErrCommentLimit
+		}
+		if err := setJSON(txn, commentKey(id), rec, 0); err != nil {
+			return err
+		}
+		if err := txn.Set(commentSlugKey(nc.Slug, id), nil); err != nil {
+			return err
+		}
+		return putU64(txn, []byte(metaCommentCount), n+1, 0)
+	})
+	return rec.Comment, err
+}
+
+// Comments returns up to limit comments of slug, oldest first.
+func (s *Store) Comments(slug string, limit int) ([]Comment, error) {
+	if err := ValidateSlug(slug); err != nil {
+		return nil, err
+	}
+	out := []Comment{}
+	prefix := prefixCommentSlug + slug + "\x00"
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, prefix, false, func(key, _ []byte) (bool, error) {
+			var rec commentRecord
+			if err := getJSON(txn, commentKey(u64FromKey(prefix, key)), &rec); err == nil {
+				out = append(out, rec.Comment)
+			}
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}
+
+// EditComment replaces the content of comment id on slug when password matches, and
+// sets its edited_at.
+func (s *Store) EditComment(slug string, id uint64, password, content string) (Comment, error) {
+	var out Comment
+	err := s.withCommentPassword(slug, id, password, func(txn *badger.Txn, rec commentRecord) error {
+		now := s.now().UTC().Truncate(time.Second)
+		rec.Content = content
+		rec.EditedAt = &now
+		out = rec.Comment
+		return setJSON(txn, commentKey(id), rec, 0)
+	})
+	return out, err
+}
+
+// DeleteComment deletes comment id on slug when password matches.
+func (s *Store) DeleteComment(slug string, id uint64, password string) error {
+	return s.withCommentPassword(slug, id, password, func(txn *badger.Txn, rec commentRecord) error {
+		return deleteComment(txn, rec)
+	})
+}
+
+// withCommentPassword verifies the password outside any transaction (PBKDF2 is slow and
+// must not hold one open), then runs fn on the record only if its hash is unchanged.
+func (s *Store) withCommentPassword(slug string, id uint64, password string, fn func(*badger.Txn, commentRecord) error) error {
+	var rec commentRecord
+	if err := s.view(func(txn *badger.Txn) error { return getJSON(txn, commentKey(id), &rec) }); err != nil {
+		return err
+	}
+	if rec.Slug != slug {
+		return ErrNotFound
+	}
+	if !verifyPassword(rec.PasswordHash, password) {
+		return ErrWrongPassword
+	}
+	return s.update(func(txn *badger.Txn) error {
+		var cur commentRecord
+		if err := getJSON(txn, commentKey(id), &cur); err != nil {
+			return err
+		}
+		if subtle.ConstantTimeCompare([]byte(cur.PasswordHash), []byte(rec.PasswordHash)) != 1 {
+			return ErrWrongPassword
+		}
+		return fn(txn, cur)
+	})
+}
+
+// AdminComments returns up to limit comments of every slug with ids below before (0:
+// from the newest), newest first.
+func (s *Store) AdminComments(limit int, before uint64) ([]Comment, error) {
+	out := []Comment{}
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, prefixComment, true, func(key, val []byte) (bool, error) {
+			if before != 0 && u64FromKey(prefixComment, key) >= before {
+				return true, nil
+			}
+			var rec commentRecord
+			if err := json.Unmarshal(val, &rec); err == nil {
+				out = append(out, rec.Comment)
+			}
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}
+
+// AdminDeleteComment deletes any comment by id.
+func (s *Store) AdminDeleteComment(id uint64) error {
+	return s.update(func(txn *badger.Txn) error {
+		var rec commentRecord
+		if err := getJSON(txn, commentKey(id), &rec); err != nil {
+			return err
+		}
+		return deleteComment(txn, rec)
+	})
+}
+
+func deleteComment(txn *badger.Txn, rec commentRecord) error {
+	if err := txn.Delete(commentKey(rec.ID)); err != nil {
+		return err
+	}
+	if err := txn.Delete(commentSlugKey(rec.Slug, rec.ID)); err != nil {
+		return err
+	}
+	n, _, err := getU64(txn, []byte(metaCommentCount))
+	if err != nil || n == 0 {
+		return err
+	}
+	return putU64(txn, []byte(metaCommentCount), n-1, 0)
+}
+
+// blogWindow is one IP's blog write window.
+type blogWindow struct {
+	Count   int   `json:"n"`
+	ResetAt int64 `json:"reset"` // unix ns
+}
+
+// AllowBlogWrite takes one of ip's BlogWriteLimit writes in the current window. The
+// window lives in the store with a TTL, so it survives a restart; its key holds the
+// daily-salted hash of the IP, not the IP.
+func (s *Store) AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, err error) {
+	now := s.now().UTC()
+	err = s.update(func(txn *badger.Txn) error {
+		salt, err := daySalt(txn, now.Format(dayLayout), true)
+		if err != nil {
+			return err
+		}
+		key := append([]byte(prefixBlogRate), ipHash(salt, ip)...)
+		var w blogWindow
+		if err := getJSON(txn, key, &w); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if w.ResetAt <= now.UnixNano() {
+			w = blogWindow{ResetAt: now.Add(BlogWriteWindow).UnixNano()}
+		}
+		reset := time.Unix(0, w.ResetAt)
+		if w.Count >= BlogWriteLimit {
+			ok, retryAfter = false, reset.Sub(now)
+			return nil
+		}
+		w.Count++
+		ok, retryAfter = true, 0
+		// Badger TTLs have one-second resolution and run on the wall clock; the stored
+		// reset time decides, the TTL only cleans up.
+		return setJSON(txn, key, w, reset.Sub(now)+time.Second)
+	})
+	return ok, retryAfter, err
+}
+
+func hashPassword(password string) (string, error) {
+	salt := make([]byte, passwordSaltLen)
+	rand.Read(salt)
+	key, err := pbkdf2.Key(sha256.New, password, salt, PasswordIterations, passwordKeyLen)
+	if err != nil {
+		return "", err
+	}
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("%s$%d$%s$%s", passwordScheme, PasswordIterations, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+}
+
+// verifyPassword recomputes with the stored salt and work factor (so raising
+// PasswordIterations later keeps old comments editable) and compares in constant time.
+func verifyPassword(stored, password string) bool {
+	parts := strings.Split(stored, "$")
+	if len(parts) != 4 || parts[0] != passwordScheme {
+		return false
+	}
+	iter, err := strconv.Atoi(parts[1])
+	if err != nil || iter < 1 || iter > 10_000_000 {
+		return false
+	}
+	enc := base64.RawStdEncoding
+	salt, err1 := enc.DecodeString(parts[2])
+	want, err2 := enc.DecodeString(parts[3])
+	if err1 != nil || err2 != nil || len(want) == 0 {
+		return false
+	}
+	got, err := pbkdf2.Key(sha256.New, password, salt, iter, len(want))
+	return err == nil && subtle.ConstantTimeCompare(got, want) == 1
+}
+
+func commentKey(id uint64) []byte { return u64Key(prefixComment, id) }
+
+func commentSlugKey(slug string, id uint64) []byte {
+	return u64Key(prefixCommentSlug+slug+"\x00", id)
+}

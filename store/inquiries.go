@@ -1,0 +1,59 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// InquiryCap is how many contact-form messages are kept (seed 004: 5000).
+const InquiryCap = 5000
+
+// Inquiry is one contact-form message.
+type Inquiry struct {
+	ID        uint64    `json:"id"`
+	Name      string    `json:"name"`
+	Email     string    `json:"email"`
+	Message   string    `json:"message"`
+	IP        string    `json:"ip"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// AddInquiry stores an inquiry, dropping the oldest beyond InquiryCap.
+func (s *Store) AddInquiry(q Inquiry) (Inquiry, error) {
+	id, err := s.nextSeq("inquiry")
+	if err != nil {
+		return Inquiry{}, err
+	}
+	q.ID = id
+	q.CreatedAt = s.now().UTC().Truncate(time.Second)
+	b, err := json.Marshal(q)
+	if err != nil {
+		return Inquiry{}, err
+	}
+	err = s.group.do(func(txn *badger.Txn) error { return appendCapped(txn, prefixInquiry, id, InquiryCap, b) })
+	return q, err
+}
+
+// Inquiries returns up to limit inquiries with ids below before (0: from the newest),
+// newest first.
+func (s *Store) Inquiries(limit int, before uint64) ([]Inquiry, error) {
+	out := []Inquiry{}
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, prefixInquiry, true, func(key, val []byte) (bool, error) {
+			if before != 0 && u64FromKey(prefixInquiry, key) >= before {
+				return true, nil
+			}
+			var q Inquiry
+			if err := json.Unmarshal(val, &q); err == nil {
+				out = append(out, q)
+			}
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}
+
+// InquiryCount counts the stored inquiries.
+func (s *Store) InquiryCount() (int, error) { return s.countPrefix(prefixInquiry) }

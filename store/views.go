@@ -1,0 +1,436 @@
+package store
+
+import (
+	"cmp"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Blog view counting (seed 004). Every hit is one group-committed transaction that
+// touches a handful of small keys by name: no scans on the hot path.
+const (
+	// ViewDedupWindow is how long a repeat view of a slug from the same IP is not counted.
+	ViewDedupWindow = 30 * time.Minute
+	// MaxSlugLen bounds a slug in bytes.
+	MaxSlugLen = 128
+	// MaxSlugs bounds the number of distinct slugs with a total, so that anyone posting
+	// made-up slugs cannot grow the keyspace without limit.
+	MaxSlugs = 100_000
+	// DailyRetention is how long per-day totals (views, unique visitors) are kept.
+	DailyRetention = 400 * 24 * time.Hour
+	// UniqueVisitorTTL keeps a (day, ip hash) marker past the end of its day and no longer.
+	UniqueVisitorTTL = 48 * time.Hour
+	// saltTTL keeps yesterday's salt while today's dedup windows may still refer to it,
+	// then lets it go so that old hashes can no longer be linked to an IP.
+	saltTTL = 48 * time.Hour
+
+	metaViewsSeeded = prefixMeta + "views_seeded"
+	metaSlugCount   = prefixMeta + "slug_count"
+	dayLayout       = "2006-01-02"
+)
+
+var (
+	// ErrInvalidSlug is returned for a slug that fails ValidateSlug.
+	ErrInvalidSlug = errors.New("store: invalid slug")
+	// ErrSlugLimit is returned when a view would create slug number MaxSlugs+1.
+	ErrSlugLimit = errors.New("store: too many distinct slugs")
+)
+
+// ValidateSlug accepts 1 to MaxSlugLen bytes of a-z 0-9 - _ . and /, with no empty,
+// "." or ".." path segment and no "..": slugs become keys and URL paths, so anything
+// that could traverse, hide (control characters) or alias (case, encoding) is refused.
+func ValidateSlug(slug string) error {
+	if slug == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidSlug)
+	}
+	if len(slug) > MaxSlugLen {
+		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidSlug, MaxSlugLen)
+	}
+	for i := 0; i < len(slug); i++ {
+		c := slug[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '/':
+		default:
+			return fmt.Errorf("%w: only a-z 0-9 - _ . / are allowed", ErrInvalidSlug)
+		}
+	}
+	if strings.Contains(slug, "..") {
+		return fmt.Errorf("%w: \"..\" is not allowed", ErrInvalidSlug)
+	}
+	for _, seg := range strings.Split(slug, "/") {
+		if seg == "" || seg == "." {
+			return fmt.Errorf("%w: empty or \".\" path segment", ErrInvalidSlug)
+		}
+	}
+	return nil
+}
+
+// Hit is one page view as the HTTP layer saw it.
+type Hit struct {
+	Slug    string
+	IP      string
+	Country string
+	City    string
+	Lat     float64
+	Lon     float64
+}
+
+// ViewResult is the slug's total after a hit, and whether the hit was counted.
+type ViewResult struct {
+	Total   uint64
+	Counted bool
+}
+
+// RecordView counts a view of h.Slug unless the same IP was counted for that slug in
+// the last ViewDedupWindow, logs the hit in the visitor log, and marks the IP as a
+// unique visitor of the day. The IP itself is only kept in the capped visitor log: the
+// dedup and unique-visitor keys hold a hash salted with a random salt that changes
+// every day (Plausible's scheme).
+func (s *Store) RecordView(h Hit) (ViewResult, error) {
+	if err := ValidateSlug(h.Slug); err != nil {
+		return ViewResult{}, err
+	}
+	now := s.now().UTC()
+	seq, err := s.nextSeq("visitor")
+	if err != nil {
+		return ViewResult{}, err
+	}
+	logged, err := json.Marshal(Visitor{
+		TS: now.Truncate(time.Second), IP: h.IP, Slug: h.Slug,
+		Country: h.Country, City: h.City, Lat: h.Lat, Lon: h.Lon,
+	})
+	if err != nil {
+		return ViewResult{}, err
+	}
+	day := now.Format(dayLayout)
+	var res ViewResult
+	err = s.group.do(func(txn *badger.Txn) error {
+		res = ViewResult{} // the op re-runs on conflict
+		salt, err := daySalt(txn, day, true)
+		if err != nil {
+			return err
+		}
+		hash := ipHash(salt, h.IP)
+		seen, err := recentlyCounted(txn, h.IP, hash, h.Slug, now)
+		if err != nil {
+			return err
+		}
+		total, known, err := getU64(txn, viewsKey(h.Slug))
+		if err != nil {
+			return err
+		}
+		if !seen {
+			if !known {
+				if err := claimSlug(txn); err != nil {
+					return err
+				}
+			}
+			total++
+			if err := putU64(txn, viewsKey(h.Slug), total, 0); err != nil {
+				return err
+			}
+			if _, err := addU64(txn, viewsDayKey(day), 1, DailyRetention); err != nil {
+				return err
+			}
+			var ts [8]byte
+			binary.BigEndian.PutUint64(ts[:], uint64(now.UnixNano()))
+			// Badger expires on the wall clock; the stored time is what decides, so
+			// the TTL only has to outlive the window.
+			e := badger.NewEntry(viewSeenKey(hash, h.Slug), ts[:]).WithTTL(ViewDedupWindow + time.Minute)
+			if err := txn.SetEntry(e); err != nil {
+				return err
+			}
+			res.Counted = true
+		}
+		res.Total = total
+		if err := markUnique(txn, day, hash); err != nil {
+			return err
+		}
+		return appendCapped(txn, prefixVisitor, seq, VisitorCap, logged)
+	})
+	return res, err
+}
+
+// recentlyCounted reports whether hash viewed slug within ViewDedupWindow of now. Just
+// after midnight the window reaches into yesterday, whose views were keyed with
+// yesterday's salt, so that salt is tried too.
+func recentlyCounted(txn *badger.Txn, ip string, hash []byte, slug string, now time.Time) (bool, error) {
+	seen, err := countedWithin(txn, viewSeenKey(hash, slug), now)
+	if err != nil || seen {
+		return seen, err
+	}
+	midnight := now.Truncate(24 * time.Hour) // UTC days
+	if now.Sub(midnight) >= ViewDedupWindow {
+		return false, nil
+	}
+	salt, err := daySalt(txn, midnight.Add(-time.Hour).Format(dayLayout), false)
+	if err != nil || salt == nil {
+		return false, err
+	}
+	return countedWithin(txn, viewSeenKey(ipHash(salt, ip), slug), now)
+}
+
+func countedWithin(txn *badger.Txn, key []byte, now time.Time) (bool, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var at int64
+	err = item.Value(func(v []byte) error {
+		if len(v) == 8 {
+			at = int64(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return now.Sub(time.Unix(0, at)) < ViewDedupWindow, err
+}
+
+func claimSlug(txn *badger.Txn) error {
+	n, _, err := getU64(txn, []byte(metaSlugCount))
+	if err != nil {
+		return err
+	}
+	if n >= MaxSlugs {
+		return ErrSlugLimit
+	}
+	return putU64(txn, []byte(metaSlugCount), n+1, 0)
+}
+
+func markUnique(txn *badger.Txn, day string, hash []byte) error {
+	key := uniqueDayKey(day, hash)
+	seen, err := exists(txn, key)
+	if err != nil || seen {
+		return err
+	}
+	if err := txn.SetEntry(badger.NewEntry(key, nil).WithTTL(UniqueVisitorTTL)); err != nil {
+		return err
+	}
+	_, err = addU64(txn, uniqueCountKey(day), 1, DailyRetention)
+	return err
+}
+
+// daySalt returns the day's IP salt, creating it when create is set.
+func daySalt(txn *badger.Txn, day string, create bool) ([]byte, error) {
+	key := []byte(prefixIPSalt + day)
+	item, err := txn.Get(key)
+	if err == nil {
+		return item.ValueCopy(nil)
+	}
+	if !errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, err
+	}
+	if !create {
+		return nil, nil
+	}
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	return salt, txn.SetEntry(badger.NewEntry(key, salt).WithTTL(saltTTL))
+}
+
+func ipHash(salt []byte, ip string) []byte {
+	h := sha256.New()
+	h.Write(salt)
+	h.Write([]byte(ip))
+	return h.Sum(nil)[:16]
+}
+
+// ViewTotals returns the total of each slug; unknown slugs are 0.
+func (s *Store) ViewTotals(slugs []string) (map[string]uint64, error) {
+	for _, slug := range slugs {
+		if err := ValidateSlug(slug); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]uint64, len(slugs))
+	err := s.view(func(txn *badger.Txn) error {
+		for _, slug := range slugs {
+			n, _, err := getU64(txn, viewsKey(slug))
+			if err != nil {
+				return err
+			}
+			out[slug] = n
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SeedViews adds counts to the view totals once in the life of the store: the first
+// call records that in meta and reports applied; every later call does nothing. All
+// slugs are validated before anything is written, and the whole seed is one
+// transaction, so a crash cannot leave it half applied or applied twice.
+func (s *Store) SeedViews(counts map[string]uint64) (applied bool, err error) {
+	for slug := range counts {
+		if err := ValidateSlug(slug); err != nil {
+			return false, fmt.Errorf("seed slug %q: %w", slug, err)
+		}
+	}
+	err = s.update(func(txn *badger.Txn) error {
+		applied = false
+		done, err := exists(txn, []byte(metaViewsSeeded))
+		if err != nil || done {
+			return err
+		}
+		for slug, n := range counts {
+			_, known, err := getU64(txn, viewsKey(slug))
+			if err != nil {
+				return err
+			}
+			if !known {
+				if err := claimSlug(txn); err != nil {
+					return err
+				}
+			}
+			if _, err := addU64(txn, viewsKey(slug), n, 0); err != nil {
+				return err
+			}
+		}
+		applied = true
+		return txn.Set([]byte(metaViewsSeeded), []byte(s.now().UTC().Format(time.RFC3339)))
+	})
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return false, fmt.Errorf("seed of %d slugs is too large for one transaction: %w", len(counts), err)
+	}
+	return applied, err
+}
+
+// SlugViews is one slug's total.
+type SlugViews struct {
+	Slug  string `json:"slug"`
+	Views uint64 `json:"views"`
+}
+
+// DayStats is one day of the daily series.
+type DayStats struct {
+	Day            string `json:"day"`
+	Views          uint64 `json:"views"`
+	UniqueVisitors uint64 `json:"unique_visitors"`
+}
+
+// BlogStats is the admin summary. Its JSON shape is read by the console: keep it.
+type BlogStats struct {
+	TotalViews          uint64      `json:"total_views"`
+	TodayViews          uint64      `json:"today_views"`
+	TodayUniqueVisitors uint64      `json:"today_unique_visitors"`
+	TopSlugs            []SlugViews `json:"top_slugs"`
+	Daily               []DayStats  `json:"daily"`
+	RecentVisitors      []Visitor   `json:"recent_visitors"`
+}
+
+// BlogStats sums the slug totals (bounded by MaxSlugs), reads the last days of daily
+// totals oldest first, and the newest recent visitors.
+func (s *Store) BlogStats(top, days, recent int) (BlogStats, error) {
+	now := s.now().UTC()
+	st := BlogStats{TopSlugs: []SlugViews{}, Daily: []DayStats{}}
+	err := s.view(func(txn *badger.Txn) error {
+		var all []SlugViews
+		err := scanPrefix(txn, prefixViews, false, func(key, val []byte) (bool, error) {
+			if len(val) == 8 {
+				n := binary.BigEndian.Uint64(val)
+				st.TotalViews += n
+				all = append(all, SlugViews{Slug: string(key[len(prefixViews):]), Views: n})
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(all, func(a, b SlugViews) int {
+			if c := cmp.Compare(b.Views, a.Views); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Slug, b.Slug)
+		})
+		st.TopSlugs = append(st.TopSlugs, all[:min(top, len(all))]...)
+		for i := days - 1; i >= 0; i-- {
+			day := now.AddDate(0, 0, -i).Format(dayLayout)
+			views, _, err := getU64(txn, viewsDayKey(day))
+			if err != nil {
+				return err
+			}
+			uniq, _, err := getU64(txn, uniqueCountKey(day))
+			if err != nil {
+				return err
+			}
+			st.Daily = append(st.Daily, DayStats{Day: day, Views: views, UniqueVisitors: uniq})
+		}
+		if n := len(st.Daily); n > 0 {
+			st.TodayViews, st.TodayUniqueVisitors = st.Daily[n-1].Views, st.Daily[n-1].UniqueVisitors
+		}
+		st.RecentVisitors, err = recentVisitors(txn, recent)
+		return err
+	})
+	return st, err
+}
+
+func viewsKey(slug string) []byte   { return []byte(prefixViews + slug) }
+func viewsDayKey(day string) []byte { return []byte(prefixViewsDay + day) }
+func uniqueCountKey(day string) []byte {
+	return []byte(prefixUniqueCount + day)
+}
+
+func viewSeenKey(hash []byte, slug string) []byte {
+	k := make([]byte, 0, len(prefixViewSeen)+len(hash)+1+len(slug))
+	k = append(k, prefixViewSeen...)
+	k = append(k, hash...)
+	k = append(k, ':')
+	return append(k, slug...)
+}
+
+func uniqueDayKey(day string, hash []byte) []byte {
+	k := make([]byte, 0, len(prefixUniqueDay)+len(day)+1+len(hash))
+	k = append(k, prefixUniqueDay...)
+	k = append(k, day...)
+	k = append(k, ':')
+	return append(k, hash...)
+}
+
+// getU64 reads an 8-byte big-endian counter; a missing key is 0 and not known.
+func getU64(txn *badger.Txn, key []byte) (n uint64, known bool, err error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	err = item.Value(func(v []byte) error {
+		if len(v) != 8 {
+			return fmt.Errorf("store: counter %q is %d bytes, not 8", key, len(v))
+		}
+		n = binary.BigEndian.Uint64(v)
+		return nil
+	})
+	return n, true, err
+}
+
+func putU64(txn *badger.Txn, key []byte, n uint64, ttl time.Duration) error {
+	v := make([]byte, 8)
+	binary.BigEndian.PutUint64(v, n)
+	e := badger.NewEntry(key, v)
+	if ttl > 0 {
+		e = e.WithTTL(ttl)
+	}
+	return txn.SetEntry(e)
+}
+
+func addU64(txn *badger.Txn, key []byte, delta uint64, ttl time.Duration) (uint64, error) {
+	n, _, err := getU64(txn, key)
+	if err != nil {
+		return 0, err
+	}
+	n += delta
+	return n, putU64(txn, key, n, ttl)
+}

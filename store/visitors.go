@@ -1,0 +1,115 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// VisitorCap is how many hits the visitor log keeps (seed 004: the latest 3000).
+const VisitorCap = 3000
+
+// Visitor is one logged hit. It carries the raw IP for the admin map, as the seed does;
+// it is only ever returned by the admin API.
+type Visitor struct {
+	TS      time.Time `json:"ts"`
+	IP      string    `json:"ip"`
+	Slug    string    `json:"slug"`
+	Country string    `json:"country"`
+	City    string    `json:"city"`
+	Lat     float64   `json:"lat"`
+	Lon     float64   `json:"lon"`
+}
+
+// RecentVisitors returns up to limit logged hits, newest first.
+func (s *Store) RecentVisitors(limit int) ([]Visitor, error) {
+	var out []Visitor
+	err := s.view(func(txn *badger.Txn) error {
+		var err error
+		out, err = recentVisitors(txn, limit)
+		return err
+	})
+	return out, err
+}
+
+// VisitorCount counts the entries in the visitor log.
+func (s *Store) VisitorCount() (int, error) { return s.countPrefix(prefixVisitor) }
+
+func recentVisitors(txn *badger.Txn, limit int) ([]Visitor, error) {
+	out := []Visitor{}
+	if limit <= 0 {
+		return out, nil
+	}
+	err := scanPrefix(txn, prefixVisitor, true, func(_, val []byte) (bool, error) {
+		var v Visitor
+		if err := json.Unmarshal(val, &v); err == nil {
+			out = append(out, v)
+		}
+		return len(out) < limit, nil
+	})
+	return out, err
+}
+
+// trimEvery is how often (in sequence numbers) appendCapped sweeps below the cap, to
+// catch entries its one blind delete per append missed: sequence numbers leased but
+// never used across a restart, or an append that committed after its successor's trim.
+const trimEvery = 128
+
+// appendCapped writes val as entry seq of a sequence-keyed log and keeps the log to
+// the newest capacity sequence numbers, trimming as it appends so no sweeper is needed.
+func appendCapped(txn *badger.Txn, prefix string, seq uint64, capacity int, val []byte) error {
+	if err := txn.Set(u64Key(prefix, seq), val); err != nil {
+		return err
+	}
+	if seq <= uint64(capacity) {
+		return nil
+	}
+	floor := seq - uint64(capacity)
+	if err := txn.Delete(u64Key(prefix, floor)); err != nil {
+		return err
+	}
+	if seq%trimEvery != 0 {
+		return nil
+	}
+	return trimBelow(txn, prefix, floor, 2*trimEvery)
+}
+
+// trimBelow deletes up to max entries of a sequence-keyed log with seq ≤ floor.
+func trimBelow(txn *badger.Txn, prefix string, floor uint64, max int) error {
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Prefix = []byte(prefix)
+	it := txn.NewIterator(opts)
+	var doomed [][]byte
+	for it.Rewind(); it.Valid() && len(doomed) < max; it.Next() {
+		k := it.Item().KeyCopy(nil)
+		if u64FromKey(prefix, k) > floor {
+			break
+		}
+		doomed = append(doomed, k)
+	}
+	it.Close()
+	for _, k := range doomed {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) countPrefix(prefix string) (int, error) {
+	n := 0
+	err := s.view(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = []byte(prefix)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
