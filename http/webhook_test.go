@@ -1,0 +1,257 @@
+package http_test
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/internal/hangartest"
+	"github.com/hangarhq/hangar/store"
+)
+
+func TestWebhookRefusesBadRequests(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{MaxBody: 4096})
+	valid := hangartest.Update(1, 100, "/help")
+	tests := []struct {
+		name    string
+		body    []byte
+		headers []string
+		status  int
+		code    string
+	}{
+		{"missing secret", valid, nil, 401, "unauthorized"},
+		{"wrong secret", valid, []string{"X-Telegram-Bot-Api-Secret-Token", "nope"}, 401, "unauthorized"},
+		{"secret with a prefix of the right one", valid, []string{"X-Telegram-Bot-Api-Secret-Token", hangartest.WebhookSecret[:5]}, 401, "unauthorized"},
+		{"oversized body", append(valid[:len(valid)-1], []byte(`,"pad":"`+strings.Repeat("x", 5000)+`"}`)...), []string{"X-Telegram-Bot-Api-Secret-Token", hangartest.WebhookSecret}, 413, "body_too_large"},
+		{"malformed JSON", []byte(`{"update_id": 1,`), []string{"X-Telegram-Bot-Api-Secret-Token", hangartest.WebhookSecret}, 400, "malformed_json"},
+		{"not an object", []byte(`[1,2]`), []string{"X-Telegram-Bot-Api-Secret-Token", hangartest.WebhookSecret}, 400, "malformed_json"},
+		{"missing update_id", []byte(`{"message":{"text":"hi"}}`), []string{"X-Telegram-Bot-Api-Secret-Token", hangartest.WebhookSecret}, 400, "missing_update_id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := hangartest.Do(t, http.MethodPost, env.URL+"/webhook", tt.body, tt.headers...)
+			if r.Status != tt.status {
+				t.Fatalf("status = %d, want %d (%s)", r.Status, tt.status, r.Body)
+			}
+			var e struct{ Error, Code string }
+			r.JSON(t, &e)
+			if e.Code != tt.code || e.Error == "" {
+				t.Fatalf("error body = %s, want code %q and a sentence", r.Body, tt.code)
+			}
+		})
+	}
+	// Nothing refused may have been stored or answered.
+	if n, _ := env.Store.InboxDepth(); n != 0 {
+		t.Fatalf("inbox holds %d updates after refused requests", n)
+	}
+	if got := env.Metric(t, "hangar_updates_accepted_total"); got != 0 {
+		t.Fatalf("accepted %v updates, want 0", got)
+	}
+	if env.Telegram.Calls() != 0 {
+		t.Fatalf("telegram was called %d times", env.Telegram.Calls())
+	}
+}
+
+func TestWebhookAnswersAndIgnoresRedeliveries(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	first := env.PostUpdate(t, hangartest.Update(7, 100, "/start"))
+	again := env.PostUpdate(t, hangartest.Update(7, 100, "/start"))
+	if first.Status != 200 || again.Status != 200 {
+		t.Fatalf("statuses %d, %d; want 200 for both (Telegram must not retry)", first.Status, again.Status)
+	}
+	if !bytes.Contains(again.Body, []byte(`"duplicate":true`)) {
+		t.Fatalf("re-delivery not flagged: %s", again.Body)
+	}
+	env.Settle(t)
+	msgs := env.Telegram.Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("got %d replies, want exactly 1: %+v", len(msgs), msgs)
+	}
+	if msgs[0].ChatID != 100 || !strings.Contains(msgs[0].Text, "Hello, Ada") || msgs[0].ParseMode != "HTML" {
+		t.Fatalf("unexpected reply %+v", msgs[0])
+	}
+	if got := env.Metric(t, "hangar_updates_duplicate_total"); got != 1 {
+		t.Fatalf("duplicates = %v, want 1", got)
+	}
+}
+
+func TestWebhookRateLimitWindow(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{RateLimit: 30, RateWindow: time.Minute})
+	const user = 4242
+	id := int64(0)
+	send := func(n int) {
+		for range n {
+			id++
+			if r := env.PostUpdate(t, hangartest.Update(id, user, "/help")); r.Status != 200 {
+				t.Fatalf("update %d: status %d %s", id, r.Status, r.Body)
+			}
+		}
+	}
+	send(32) // 30 pass, the 31st earns one "slow down", the 32nd is silently dropped
+	env.Settle(t)
+	msgs := env.Telegram.Messages()
+	if len(msgs) != 31 {
+		t.Fatalf("got %d replies, want 30 answers + 1 slow-down", len(msgs))
+	}
+	if !strings.Contains(msgs[30].Text, "too fast") {
+		t.Fatalf("31st reply is %q, want the slow-down notice", msgs[30].Text)
+	}
+	if got := env.Metric(t, "hangar_ratelimited_total"); got != 2 {
+		t.Fatalf("ratelimited = %v, want 2", got)
+	}
+	w, err := env.Store.LoadWindow(user)
+	if err != nil || w.Count != 30 || !w.Warned {
+		t.Fatalf("stored window = %+v, %v; want count 30, warned", w, err)
+	}
+
+	// Inside the window still refused; once the window has passed, a new one starts.
+	env.Clock.Advance(59 * time.Second)
+	send(1)
+	env.Settle(t)
+	if n := len(env.Telegram.Messages()); n != 31 {
+		t.Fatalf("a message inside the full window was answered (%d replies)", n)
+	}
+	env.Clock.Advance(2 * time.Second)
+	send(1)
+	env.Settle(t)
+	if n := len(env.Telegram.Messages()); n != 32 {
+		t.Fatalf("after the window expired: %d replies, want 32", n)
+	}
+	if w, _ := env.Store.LoadWindow(user); w.Count != 1 || w.Warned {
+		t.Fatalf("new window = %+v, want count 1", w)
+	}
+}
+
+func TestWebhookUsersHaveSeparateWindows(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{RateLimit: 2})
+	for i, user := range []int64{1, 2, 1, 2, 1, 2} {
+		env.PostUpdate(t, hangartest.Update(int64(i+1), user, "/help"))
+	}
+	env.Settle(t)
+	perChat := map[int64]int{}
+	for _, m := range env.Telegram.Messages() {
+		perChat[m.ChatID]++
+	}
+	if perChat[1] != 3 || perChat[2] != 3 { // 2 answers + 1 slow-down each
+		t.Fatalf("replies per chat = %v, want 3 each", perChat)
+	}
+}
+
+// failingStore makes every rate-limit read and write fail, as a broken disk would.
+type failingStore struct {
+	engine.Store
+	failures atomic.Int64
+}
+
+var errDisk = errors.New("disk on fire")
+
+func (f *failingStore) LoadWindow(int64) (store.Window, error) {
+	f.failures.Add(1)
+	return store.Window{}, errDisk
+}
+
+func (f *failingStore) CompleteUpdate(store.UpdateOutcome) error {
+	f.failures.Add(1)
+	return errDisk
+}
+
+func TestWebhookStoreFailureFailsOpen(t *testing.T) {
+	fs := &failingStore{}
+	env := hangartest.Start(t, hangartest.Options{WrapStore: func(s engine.Store) engine.Store {
+		fs.Store = s
+		return fs
+	}})
+	for i := int64(1); i <= 3; i++ {
+		if r := env.PostUpdate(t, hangartest.Update(i, 77, "/help")); r.Status != 200 {
+			t.Fatalf("status %d", r.Status)
+		}
+	}
+	// The user is answered although the limiter cannot read or write its window.
+	if _, ok := env.Telegram.WaitMessages(3, 10*time.Second); !ok {
+		t.Fatalf("only %d replies while the store failed; the limiter must fail open", len(env.Telegram.Messages()))
+	}
+	if got := env.Metric(t, "hangar_ratelimit_store_errors_total"); got < 3 {
+		t.Fatalf("store errors counted = %v, want >= 3", got)
+	}
+	if !strings.Contains(env.Logs.String(), "letting the message pass") {
+		t.Fatal("store failure was not logged")
+	}
+}
+
+func TestWebhookHonoursTelegram429(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	env.Telegram.Throttle(1, 1)
+	env.PostUpdate(t, hangartest.Update(1, 5, "/help"))
+	// The throttled message waits in the outbox with its attempt recorded, and nothing
+	// is sent while Telegram's retry_after has not passed (the fake clock stands still).
+	hangartest.WaitFor(t, 10*time.Second, "the throttled message to be rescheduled", func() bool {
+		q, _ := env.Store.QueuedMessages(10)
+		return len(q) == 1 && q[0].Attempts == 1
+	})
+	if env.Telegram.Calls() != 1 {
+		t.Fatalf("calls = %d before retry_after passed, want 1", env.Telegram.Calls())
+	}
+	env.Clock.Advance(1100 * time.Millisecond)
+	msgs, ok := env.Telegram.WaitMessages(1, 10*time.Second)
+	if !ok {
+		t.Fatal("message never delivered after a 429")
+	}
+	if env.Telegram.Calls() != 2 {
+		t.Fatalf("calls = %d, want one 429 then one success", env.Telegram.Calls())
+	}
+	if len(msgs) != 1 {
+		t.Fatalf("delivered %d times", len(msgs))
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	r := hangartest.Do(t, http.MethodGet, env.URL+"/health", nil)
+	if r.Status != 200 || !bytes.Contains(r.Body, []byte(`"store":"ok"`)) || !bytes.Contains(r.Body, []byte(`"running":true`)) {
+		t.Fatalf("health = %d %s", r.Status, r.Body)
+	}
+	m := hangartest.Do(t, http.MethodGet, env.URL+"/metrics", nil)
+	for _, name := range []string{"hangar_http_requests_total", "hangar_updates_accepted_total", "hangar_ratelimit_store_errors_total", "hangar_http_request_seconds_bucket"} {
+		if !bytes.Contains(m.Body, []byte(name)) {
+			t.Errorf("metrics lack %s", name)
+		}
+	}
+	if bytes.Contains(m.Body, []byte(hangartest.BotToken)) || bytes.Contains(m.Body, []byte(hangartest.WebhookSecret)) {
+		t.Fatal("a secret leaked into /metrics")
+	}
+}
+
+func TestAdminResetRateLimit(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{RateLimit: 1})
+	env.PostUpdate(t, hangartest.Update(1, 9, "/help"))
+	env.PostUpdate(t, hangartest.Update(2, 9, "/help")) // refused: slow down
+	env.Settle(t)
+	cases := []struct {
+		name   string
+		auth   []string
+		status int
+	}{
+		{"no bearer", nil, 401},
+		{"wrong token", []string{"Authorization", "Bearer wrong"}, 403},
+		{"right token", []string{"Authorization", "Bearer " + hangartest.AdminToken}, 200},
+	}
+	for _, c := range cases {
+		r := hangartest.Do(t, http.MethodDelete, env.URL+"/admin/ratelimit/9", nil, c.auth...)
+		if r.Status != c.status {
+			t.Fatalf("%s: status %d, want %d (%s)", c.name, r.Status, c.status, r.Body)
+		}
+	}
+	env.PostUpdate(t, hangartest.Update(3, 9, "/help"))
+	env.Settle(t)
+	if n := len(env.Telegram.Messages()); n != 3 {
+		t.Fatalf("after reset: %d replies, want 3 (answer, slow-down, answer)", n)
+	}
+	if r := env.Admin(t, http.MethodDelete, "/admin/ratelimit/abc", nil); r.Status != 400 {
+		t.Fatalf("bad user id: %d", r.Status)
+	}
+}
