@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hangarhq/hangar/internal/hangartest"
+)
+
+// hangarBin is the real binary, built once (with -race) for the subprocess tests.
+var hangarBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hangar-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	hangarBin = filepath.Join(dir, "hangar")
+	build := exec.Command("go", "build", "-race", "-o", hangarBin, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building hangar:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemon is a running `hangar serve` subprocess.
+type daemon struct {
+	cmd  *exec.Cmd
+	URL  string
+	logs *hangartest.SyncBuffer
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startDaemon runs hangar serve on dataDir with extra environment and waits for /health.
+func startDaemon(t *testing.T, dataDir string, env ...string) *daemon {
+	t.Helper()
+	addr := freeAddr(t)
+	d := &daemon{URL: "http://" + addr, logs: &hangartest.SyncBuffer{}}
+	d.cmd = exec.Command(hangarBin, "serve")
+	d.cmd.Env = append(os.Environ(),
+		"HANGAR_DATA_DIR="+dataDir,
+		"HANGAR_HTTP_ADDR="+addr,
+		"HANGAR_SSH_ADDR="+freeAddr(t),
+		"HANGAR_WEBHOOK_SECRET="+hangartest.WebhookSecret,
+		"HANGAR_ADMIN_TOKEN="+hangartest.AdminToken,
+		"HANGAR_LOG_LEVEL=debug",
+	)
+	d.cmd.Env = append(d.cmd.Env, env...)
+	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(d.URL + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return d
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hangar did not become healthy: %v\n%s", err, d.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kill ends the process with SIGKILL: no shutdown hooks, no flush.
+func (d *daemon) kill() {
+	if d.cmd.ProcessState != nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGKILL)
+	_ = d.cmd.Wait()
+}
