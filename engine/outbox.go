@@ -23,8 +23,8 @@ type permanentError interface{ Permanent() bool }
 
 // Messages the outbox sender understands.
 type (
-	pokeOutbox  struct{}
-	outboxTick  struct{}
+	pokeOutbox struct{}
+	outboxTick struct{}
 	// sendTransient sends a message that must not (or could not) be stored in the outbox.
 	sendTransient struct{ msg store.OutboxMessage }
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangarhq/hangar/internal/hangartest"
 	telegramfake "github.com/hangarhq/hangar/internal/fakes/telegram"
+	"github.com/hangarhq/hangar/internal/hangartest"
 )
 
 // TestCrashKeepsWindowAndAnswersEveryUpdateOnce kills hangar with SIGKILL while updates
