@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"golang.org/x/oauth2"
 )
 
 // DefaultTimeout bounds one provider HTTP call when the caller passes no client.
@@ -69,11 +67,21 @@ func authedClient(hc *http.Client, token string) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c.Transport = &oauth2.Transport{
-		Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"}),
-		Base:   recorder{base: base},
-	}
+	c.Transport = bearer{token: token, base: recorder{base: base}}
 	return c
+}
+
+// bearer adds the API token. It stands in for oauth2.Transport, which logs a
+// deprecation line each time http.Client's Timeout cancels a request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
 }
 
 // classify turns a library error into an *Error. ctx is the call's context: when the
