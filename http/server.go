@@ -43,6 +43,7 @@ type Config struct {
 	MaxBody       int
 	Logger        *slog.Logger
 	Registry      *prometheus.Registry
+	Blog          BlogConfig
 }
 
 // Deps are the parts the handlers call.
@@ -51,6 +52,7 @@ type Deps struct {
 	RateLimits RateLimits
 	Health     HealthChecker
 	Store      Pinger
+	Blog       Blog // nil leaves the blog API (/api/*) unregistered
 }
 
 // Server is hangar's HTTP front.
@@ -94,6 +96,8 @@ func (s *Server) routes() {
 
 	admin := s.app.Group("/admin", requireBearer(s.cfg.AdminToken, errAdminUnset))
 	admin.Delete("/ratelimit/:user", s.resetRateLimit)
+
+	s.blogRoutes()
 }
 
 // App exposes the Fiber app for in-process tests (app.Test).

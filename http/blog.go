@@ -1,0 +1,278 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// BlogViews counts and reads page views.
+type BlogViews interface {
+	RecordView(h store.Hit) (store.ViewResult, error)
+	ViewTotals(slugs []string) (map[string]uint64, error)
+}
+
+// BlogComments keeps comments and the per-IP write allowance.
+type BlogComments interface {
+	Comments(slug string, limit int) ([]store.Comment, error)
+	AddComment(c store.NewComment) (store.Comment, error)
+	EditComment(slug string, id uint64, password, content string) (store.Comment, error)
+	DeleteComment(slug string, id uint64, password string) error
+	AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, err error)
+}
+
+// BlogInquiries keeps contact-form messages.
+type BlogInquiries interface {
+	AddInquiry(q store.Inquiry) (store.Inquiry, error)
+}
+
+// BlogAdmin is what the blog admin API reads and deletes.
+type BlogAdmin interface {
+	BlogStats(top, days, recent int) (store.BlogStats, error)
+	AdminComments(limit int, before uint64) ([]store.Comment, error)
+	AdminDeleteComment(id uint64) error
+	Inquiries(limit int, before uint64) ([]store.Inquiry, error)
+}
+
+// Blog is everything the blog API needs (seed 004).
+type Blog interface {
+	BlogViews
+	BlogComments
+	BlogInquiries
+	BlogAdmin
+}
+
+var _ Blog = (*store.Store)(nil)
+
+// BlogConfig holds the blog API settings.
+type BlogConfig struct {
+	// ClientIPHeader names a header set by a trusted proxy (CF-Connecting-IP,
+	// X-Forwarded-For) that carries the client IP; empty uses the socket address. Only
+	// set it behind a proxy that overwrites the header, or clients choose their IP.
+	ClientIPHeader string
+	// Geo headers; empty names take Cloudflare's.
+	CountryHeader string
+	CityHeader    string
+	LatHeader     string
+	LonHeader     string
+	// CORSOrigins are the blog origins allowed to call /api/* from a browser.
+	CORSOrigins []string
+}
+
+const (
+	maxSlugsPerRequest = 100
+	statsTopSlugs      = 20
+	statsDays          = 30
+	statsRecent        = 100
+	commentsPerPage    = 1000
+)
+
+func (c *BlogConfig) defaults() {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&c.CountryHeader, "CF-IPCountry")
+	def(&c.CityHeader, "CF-IPCity")
+	def(&c.LatHeader, "CF-IPLatitude")
+	def(&c.LonHeader, "CF-IPLongitude")
+}
+
+// blogRoutes registers the blog API under /api when a Blog is wired.
+func (s *Server) blogRoutes() {
+	if s.deps.Blog == nil {
+		return
+	}
+	s.cfg.Blog.defaults()
+	var mw []fiber.Handler
+	if len(s.cfg.Blog.CORSOrigins) > 0 {
+		mw = append(mw, cors.New(cors.Config{
+			AllowOrigins: strings.Join(s.cfg.Blog.CORSOrigins, ","),
+			AllowMethods: "GET,POST,PUT,DELETE",
+			AllowHeaders: "Content-Type,Authorization",
+			MaxAge:       600,
+		}))
+	}
+	api := s.app.Group("/api", mw...)
+	api.Get("/views", s.viewTotals)
+	api.Post("/views/*", s.countView)
+	api.Get("/views/*", s.viewTotal)
+	// Slugs may contain "/", so the slug is the wildcard; PUT and DELETE take the id
+	// from its last segment.
+	api.Get("/comments/*", s.listComments)
+	api.Post("/comments/*", s.addComment)
+	api.Put("/comments/*", s.editComment)
+	api.Delete("/comments/*", s.deleteComment)
+	api.Post("/inquiries", s.addInquiry)
+
+	admin := api.Group("/admin", requireBearer(s.cfg.AdminToken, errAdminUnset))
+	admin.Get("/stats", s.blogStats)
+	admin.Get("/comments", s.adminComments)
+	admin.Delete("/comments/:id", s.adminDeleteComment)
+	admin.Get("/inquiries", s.adminInquiries)
+}
+
+// clientIP is the socket peer, or the trusted proxy header's address when configured
+// and valid. For a list (X-Forwarded-For) the last entry is the one the trusted proxy
+// appended; earlier ones are whatever the client sent.
+func (s *Server) clientIP(c *fiber.Ctx) string {
+	if h := s.cfg.Blog.ClientIPHeader; h != "" {
+		v := c.Get(h)
+		if i := strings.LastIndexByte(v, ','); i >= 0 {
+			v = v[i+1:]
+		}
+		if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
+			return a.WithZone("").Unmap().String()
+		}
+	}
+	if a, ok := netip.AddrFromSlice(c.Context().RemoteIP()); ok {
+		return a.Unmap().String()
+	}
+	return c.Context().RemoteIP().String()
+}
+
+// hit builds the store's view of a request. Geo headers are only trustworthy behind the
+// CDN that sets them; they are cleaned and bounded since anyone can send them.
+func (s *Server) hit(c *fiber.Ctx, slug string) store.Hit {
+	return store.Hit{
+		Slug:    slug,
+		IP:      s.clientIP(c),
+		Country: cleanHeaderText(c.Get(s.cfg.Blog.CountryHeader), 8),
+		City:    cleanHeaderText(c.Get(s.cfg.Blog.CityHeader), 100),
+		Lat:     headerCoord(c.Get(s.cfg.Blog.LatHeader), 90),
+		Lon:     headerCoord(c.Get(s.cfg.Blog.LonHeader), 180),
+	}
+}
+
+func cleanHeaderText(v string, maxRunes int) string {
+	if !utf8.ValidString(v) {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.TrimSpace(v) {
+		if n == maxRunes {
+			break
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			continue
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+func headerCoord(v string, limit float64) float64 {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || math.Abs(f) > limit {
+		return 0
+	}
+	return f
+}
+
+// validSlug checks a slug from a path or query before anything touches the store.
+func validSlug(slug string) error {
+	if err := store.ValidateSlug(slug); err != nil {
+		return badRequest("invalid_slug", strings.TrimPrefix(err.Error(), "store: "))
+	}
+	return nil
+}
+
+// blogError maps a store error to what a client sees; anything unexpected is logged
+// and answered 503 so that the blog retries rather than shows a wrong number.
+func (s *Server) blogError(c *fiber.Ctx, err error) error {
+	switch {
+	case errors.Is(err, store.ErrInvalidSlug):
+		return badRequest("invalid_slug", strings.TrimPrefix(err.Error(), "store: "))
+	case errors.Is(err, store.ErrNotFound):
+		return newError(fiber.StatusNotFound, "not_found", "no such comment")
+	case errors.Is(err, store.ErrWrongPassword):
+		return newError(fiber.StatusForbidden, "wrong_password", "the password does not match this comment")
+	case errors.Is(err, store.ErrSlugLimit):
+		return newError(fiber.StatusInsufficientStorage, "slug_limit", "too many distinct slugs are stored; new slugs are refused")
+	case errors.Is(err, store.ErrCommentLimit):
+		return newError(fiber.StatusInsufficientStorage, "comment_limit", "the comment store is full; new comments are refused until some are deleted")
+	}
+	s.cfg.Logger.Error("blog: store failed", "method", c.Method(), "route", c.Route().Path, "err", err)
+	return errStoreFailure
+}
+
+// allowWrite spends one of the client's blog writes, answering 429 once they are used.
+func (s *Server) allowWrite(c *fiber.Ctx, ip string) error {
+	ok, retry, err := s.deps.Blog.AllowBlogWrite(ip)
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	if !ok {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+		return newError(fiber.StatusTooManyRequests, "rate_limited",
+			"too many comments or messages from this address; try again in a minute")
+	}
+	return nil
+}
+
+// decodeBody reads a JSON object body.
+func decodeBody(c *fiber.Ctx, v any) error {
+	body := c.Body()
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return badRequest("empty_body", "the request body must be a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return errMalformedJSON
+	}
+	return nil
+}
+
+// textField checks a submitted text's length in characters and refuses control
+// characters (newlines and tabs only where multiline is set).
+func textField(field, v string, minRunes, maxRunes int, multiline bool) error {
+	n := utf8.RuneCountInString(v)
+	if strings.TrimSpace(v) == "" && minRunes > 0 {
+		return badRequest("invalid_"+field, field+" is required")
+	}
+	if n < minRunes || n > maxRunes {
+		return badRequest("invalid_"+field, field+" must be "+strconv.Itoa(minRunes)+" to "+strconv.Itoa(maxRunes)+" characters")
+	}
+	for _, r := range v {
+		if multiline && (r == '\n' || r == '\r' || r == '\t') {
+			continue
+		}
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return badRequest("invalid_"+field, field+" contains control characters")
+		}
+	}
+	return nil
+}
+
+// queryLimit reads ?limit= (default def, 1..max) and ?before= (an id, 0 when absent).
+func queryPage(c *fiber.Ctx, def, max int) (limit int, before uint64, err error) {
+	limit = def
+	if v := c.Query("limit"); v != "" {
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 || n > max {
+			return 0, 0, badRequest("bad_limit", "limit must be a whole number from 1 to "+strconv.Itoa(max))
+		}
+		limit = n
+	}
+	if v := c.Query("before"); v != "" {
+		n, perr := strconv.ParseUint(v, 10, 64)
+		if perr != nil || n == 0 {
+			return 0, 0, badRequest("bad_before", "before must be a positive id")
+		}
+		before = n
+	}
+	return limit, before, nil
+}

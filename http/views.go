@@ -1,0 +1,74 @@
+package http
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+type viewResponse struct {
+	Slug    string `json:"slug"`
+	Views   uint64 `json:"views"`
+	Counted *bool  `json:"counted,omitempty"`
+}
+
+type viewTotalsResponse struct {
+	Views map[string]uint64 `json:"views"`
+}
+
+// countView counts a view (POST /api/views/:slug) unless the client viewed the slug in
+// the last 30 minutes, and answers the current total either way.
+func (s *Server) countView(c *fiber.Ctx) error {
+	slug := c.Params("*")
+	if err := validSlug(slug); err != nil {
+		return err
+	}
+	res, err := s.deps.Blog.RecordView(s.hit(c, slug))
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	return c.JSON(viewResponse{Slug: slug, Views: res.Total, Counted: &res.Counted})
+}
+
+// viewTotal reads one total without counting (GET /api/views/:slug).
+func (s *Server) viewTotal(c *fiber.Ctx) error {
+	slug := c.Params("*")
+	if err := validSlug(slug); err != nil {
+		return err
+	}
+	totals, err := s.deps.Blog.ViewTotals([]string{slug})
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	return c.JSON(viewResponse{Slug: slug, Views: totals[slug]})
+}
+
+// viewTotals reads many totals without counting (GET /api/views?slugs=a,b,c), for a
+// list page that shows a count next to each post.
+func (s *Server) viewTotals(c *fiber.Ctx) error {
+	raw := c.Query("slugs")
+	if raw == "" {
+		return badRequest("missing_slugs", "pass slugs as ?slugs=a,b,c")
+	}
+	parts := strings.Split(raw, ",")
+	if len(parts) > maxSlugsPerRequest {
+		return badRequest("too_many_slugs", "at most "+strconv.Itoa(maxSlugsPerRequest)+" slugs per request")
+	}
+	seen := make(map[string]bool, len(parts))
+	slugs := make([]string, 0, len(parts))
+	for _, slug := range parts {
+		if err := validSlug(slug); err != nil {
+			return err
+		}
+		if !seen[slug] {
+			seen[slug] = true
+			slugs = append(slugs, slug)
+		}
+	}
+	totals, err := s.deps.Blog.ViewTotals(slugs)
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	return c.JSON(viewTotalsResponse{Views: totals})
+}
