@@ -39,6 +39,7 @@ type serveConfig struct {
 	SyncWrites    bool
 	LogLevel      string
 	LogFormat     string
+	Blog          blogConfig
 }
 
 func parseServeFlags(args []string) (serveConfig, error) {
@@ -59,6 +60,7 @@ func parseServeFlags(args []string) (serveConfig, error) {
 	f.Bool(&c.SyncWrites, "sync-writes", "HANGAR_SYNC_WRITES", true, "fsync every commit (group commit keeps this cheap); false trades power-loss durability for speed")
 	f.String(&c.LogLevel, "log-level", "HANGAR_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
+	addBlogFlags(f, &c.Blog)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
 		fs.PrintDefaults()
@@ -88,6 +90,7 @@ func (c serveConfig) validate() error {
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("--admin-token must be at least 16 characters"))
 	}
+	errs = append(errs, c.Blog.validate())
 	return errors.Join(errs...)
 }
 
@@ -135,6 +138,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	defer st.Close()
+	if err := seedViews(st, cfg.Blog.SeedViews, log); err != nil {
+		return err
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -168,8 +174,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	srv := hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: cfg.WebhookSecret, AdminToken: cfg.AdminToken, MaxBody: cfg.MaxBody,
-		Logger: log, Registry: reg,
-	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st})
+		Logger: log, Registry: reg, Blog: cfg.Blog.http(),
+	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
