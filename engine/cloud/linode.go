@@ -43,6 +43,9 @@ func NewLinode(token, baseURL string, httpClient *http.Client) (*Linode, error) 
 	// The provisioning queue owns retries and backoff; linodego's own would retry a 429
 	// or 503 up to 1000 times inside one call, invisibly.
 	c.SetRetryCount(0)
+	// LINODE_DEBUG in the environment would make resty log request bodies, and a
+	// create's body holds the root password.
+	c.SetDebug(false)
 	// A cached GET would hide an instance's progress from provisioning to running.
 	c.UseCache(false)
 	return &Linode{client: c, red: newRedactor(token)}, nil
