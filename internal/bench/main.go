@@ -11,9 +11,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -119,6 +121,7 @@ type loadResult struct {
 	Non200    int // answers with a status other than 200
 	Errors    int // transport errors (no answer at all)
 	Elapsed   time.Duration
+	CPU       time.Duration // process CPU time (user+system) spent during the run
 	Latencies []time.Duration
 }
 
@@ -129,6 +132,7 @@ func runLoad(ctx context.Context, clients int, dur time.Duration, do func(worker
 	per := make([]loadResult, clients)
 	// Preallocate for ~40k requests/s so that appending never allocates mid-run.
 	capacity := int(dur.Seconds()*40_000)/clients + 1024
+	cpu0 := processCPU()
 	start := time.Now()
 	end := start.Add(dur)
 	var wg sync.WaitGroup
@@ -137,7 +141,20 @@ func runLoad(ctx context.Context, clients int, dur time.Duration, do func(worker
 		wg.Go(func() { per[w].work(ctx, end, w, do) })
 	}
 	wg.Wait()
-	return mergeResults(per, time.Since(start))
+	res := mergeResults(per, time.Since(start))
+	res.CPU = processCPU() - cpu0
+	return res
+}
+
+// processCPU is the CPU time this process has used so far. The load generator runs in
+// the same process, so CPU per request counts client and server alike; it is steadier
+// than requests/s when other programs share the machine.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (r *loadResult) work(ctx context.Context, end time.Time, worker int, do func(worker, i int) (int, error)) {
@@ -192,10 +209,19 @@ func (r loadResult) Percentile(p float64) time.Duration {
 	return r.Latencies[i]
 }
 
+// CPUPerRequest is process CPU time per completed request.
+func (r loadResult) CPUPerRequest() time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Requests)
+}
+
 // print writes one aligned result line.
 func (r loadResult) print(name string) {
-	fmt.Printf("  %-24s %9.0f req/s   p50 %9s   p99 %9s   non-200 %d   errors %d   (%d requests in %s)\n",
+	fmt.Printf("  %-24s %9.0f req/s   p50 %9s   p99 %9s   cpu/req %7s (%3.0f%% of %d cores)   non-200 %d   errors %d   (%d requests in %s)\n",
 		name, r.RPS(), fmtDur(r.Percentile(0.50)), fmtDur(r.Percentile(0.99)),
+		fmtDur(r.CPUPerRequest()), 100*r.CPU.Seconds()/r.Elapsed.Seconds()/float64(runtime.NumCPU()), runtime.NumCPU(),
 		r.Non200, r.Errors, r.Requests, r.Elapsed.Round(time.Millisecond))
 }
 
