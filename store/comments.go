@@ -227,12 +227,12 @@ type blogWindow struct {
 // daily-salted hash of the IP, not the IP.
 func (s *Store) AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, err error) {
 	now := s.now().UTC()
+	salt, err := s.todaysSalt(now.Format(dayLayout))
+	if err != nil {
+		return false, 0, err
+	}
+	key := append([]byte(prefixBlogRate), ipHash(salt, ip)...)
 	err = s.update(func(txn *badger.Txn) error {
-		salt, err := daySalt(txn, now.Format(dayLayout), true)
-		if err != nil {
-			return err
-		}
-		key := append([]byte(prefixBlogRate), ipHash(salt, ip)...)
 		var w blogWindow
 		if err := getJSON(txn, key, &w); err != nil && !errors.Is(err, ErrNotFound) {
 			return err

@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+	"weak"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -112,14 +115,14 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 		return ViewResult{}, err
 	}
 	day := now.Format(dayLayout)
+	salt, err := s.todaysSalt(day)
+	if err != nil {
+		return ViewResult{}, err
+	}
+	hash := ipHash(salt, h.IP)
 	var res ViewResult
 	err = s.group.do(func(txn *badger.Txn) error {
 		res = ViewResult{} // the op re-runs on conflict
-		salt, err := daySalt(txn, day, true)
-		if err != nil {
-			return err
-		}
-		hash := ipHash(salt, h.IP)
 		seen, err := recentlyCounted(txn, h.IP, hash, h.Slug, now)
 		if err != nil {
 			return err
@@ -219,6 +222,47 @@ func markUnique(txn *badger.Txn, day string, hash []byte) error {
 	}
 	_, err = addU64(txn, uniqueCountKey(day), 1, DailyRetention)
 	return err
+}
+
+// saltCaches holds each open store's salt of the day, so that the per-view transaction
+// does not read it. Keyed weakly: a closed, unreachable store's entry goes with it.
+var saltCaches sync.Map // weak.Pointer[Store] → *saltCache
+
+type saltCache struct {
+	mu   sync.Mutex
+	day  string
+	salt []byte
+}
+
+// todaysSalt returns day's salt, creating and recording it on the day's first use. Two
+// callers racing at midnight conflict in the store and end up with the same salt.
+func (s *Store) todaysSalt(day string) ([]byte, error) {
+	key := weak.Make(s)
+	v, ok := saltCaches.Load(key)
+	if !ok {
+		var loaded bool
+		v, loaded = saltCaches.LoadOrStore(key, &saltCache{})
+		if !loaded {
+			runtime.AddCleanup(s, func(k weak.Pointer[Store]) { saltCaches.Delete(k) }, key)
+		}
+	}
+	c := v.(*saltCache)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.day == day {
+		return c.salt, nil
+	}
+	var salt []byte
+	err := s.update(func(txn *badger.Txn) error {
+		var err error
+		salt, err = daySalt(txn, day, true)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.day, c.salt = day, salt
+	return salt, nil
 }
 
 // daySalt returns the day's IP salt, creating it when create is set.

@@ -51,10 +51,18 @@ func recentVisitors(txn *badger.Txn, limit int) ([]Visitor, error) {
 	return out, err
 }
 
-// trimEvery is how often (in sequence numbers) appendCapped sweeps below the cap, to
-// catch entries its one blind delete per append missed: sequence numbers leased but
-// never used across a restart, or an append that committed after its successor's trim.
-const trimEvery = 128
+// Trimming as a log appends: each append deletes the entry capacity sequence numbers
+// back, which keeps the log exact while sequence numbers are used in order. Two cases
+// escape that one blind delete, and sweeps catch them: an append that commits after its
+// successor's trim (a nearby sweep every trimEvery appends over the last few hundred
+// numbers below the floor), and numbers leased but never used across a restart, which
+// strand the entries capacity below them (a sweep from the start of the log every
+// fullTrimEvery appends). Sweeps seek rather than rewind where they can, because the
+// front of a trimmed log is a run of tombstones that an iterator must walk.
+const (
+	trimEvery     = 128
+	fullTrimEvery = 1 << 16
+)
 
 // appendCapped writes val as entry seq of a sequence-keyed log and keeps the log to
 // the newest capacity sequence numbers, trimming as it appends so no sweeper is needed.
@@ -69,20 +77,23 @@ func appendCapped(txn *badger.Txn, prefix string, seq uint64, capacity int, val 
 	if err := txn.Delete(u64Key(prefix, floor)); err != nil {
 		return err
 	}
-	if seq%trimEvery != 0 {
-		return nil
+	switch {
+	case seq%fullTrimEvery == 0:
+		return trimBelow(txn, prefix, 0, floor, capacity)
+	case seq%trimEvery == 0:
+		return trimBelow(txn, prefix, floor-min(floor, 2*trimEvery), floor, 2*trimEvery)
 	}
-	return trimBelow(txn, prefix, floor, 2*trimEvery)
+	return nil
 }
 
-// trimBelow deletes up to max entries of a sequence-keyed log with seq ≤ floor.
-func trimBelow(txn *badger.Txn, prefix string, floor uint64, max int) error {
+// trimBelow deletes up to max entries of a sequence-keyed log with from ≤ seq ≤ floor.
+func trimBelow(txn *badger.Txn, prefix string, from, floor uint64, max int) error {
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	opts.Prefix = []byte(prefix)
 	it := txn.NewIterator(opts)
 	var doomed [][]byte
-	for it.Rewind(); it.Valid() && len(doomed) < max; it.Next() {
+	for it.Seek(u64Key(prefix, from)); it.Valid() && len(doomed) < max; it.Next() {
 		k := it.Item().KeyCopy(nil)
 		if u64FromKey(prefix, k) > floor {
 			break
