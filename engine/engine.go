@@ -12,6 +12,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hangarhq/hangar/engine/catalog"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -37,6 +38,7 @@ type OutboxStore interface {
 type Store interface {
 	UpdateStore
 	OutboxStore
+	OrderStore
 	Ping(ctx context.Context) error
 }
 
@@ -50,6 +52,53 @@ type Config struct {
 	Registry    prometheus.Registerer
 	// SendInterval paces outgoing Telegram messages (default 1/30 s: Telegram's global limit).
 	SendInterval time.Duration
+	Queue        QueueConfig
+	// Providers by name ("sim", "linode", "vultr"); plans naming another are refused.
+	Providers map[string]Provider
+	Catalog   *catalog.Catalog
+	// Password derives an order's root password (the same every time for one order, so
+	// a resumed order and the outbox can recompute it and nothing stores it).
+	Password    func(orderID int64) string
+	AdminChatID int64
+}
+
+// QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
+// defaults; MaxRetries < 0 means no retries.
+type QueueConfig struct {
+	MaxConcurrency   int           // orders provisioned at once (default 5)
+	MaxRetries       int           // retries before the dead letter queue (default 3)
+	Retry            RetryPolicy   // default 2 s, ×2
+	Alarms           Alarms        // default depth 500, dead letters 10, lag 10 min
+	ProvisionTimeout time.Duration // one attempt's limit, including waiting for an IP (default 10 min)
+	PollInterval     time.Duration // how often to ask for a new server's IP (default 3 s)
+	Tick             time.Duration // how often due retries are looked for (default 100 ms)
+	OrderLimit       store.OrderLimit
+}
+
+func (q *QueueConfig) setDefaults() {
+	if q.MaxConcurrency <= 0 {
+		q.MaxConcurrency = 5
+	}
+	switch {
+	case q.MaxRetries == 0:
+		q.MaxRetries = 3
+	case q.MaxRetries < 0:
+		q.MaxRetries = 0
+	}
+	q.Retry.setDefaults()
+	q.Alarms.setDefaults()
+	if q.ProvisionTimeout <= 0 {
+		q.ProvisionTimeout = 10 * time.Minute
+	}
+	if q.PollInterval <= 0 {
+		q.PollInterval = 3 * time.Second
+	}
+	if q.Tick <= 0 {
+		q.Tick = 100 * time.Millisecond
+	}
+	if q.OrderLimit.Max == 0 {
+		q.OrderLimit = store.OrderLimit{Max: 10, Window: time.Hour}
+	}
 }
 
 func (c *Config) setDefaults() {
@@ -71,18 +120,31 @@ func (c *Config) setDefaults() {
 	if c.SendInterval <= 0 {
 		c.SendInterval = time.Second / 30
 	}
+	c.Queue.setDefaults()
+	if c.Catalog == nil {
+		c.Catalog = catalog.Default()
+	}
+	if c.Password == nil {
+		c.Password = NewPasswordDeriver(nil)
+	}
 }
 
 // Engine runs hangar's actors.
 type Engine struct {
-	cfg     Config
-	store   Store
-	sender  Sender
-	metrics *metrics
-	actors  *actor.Engine
-	router  *actor.PID
-	outbox  *actor.PID
-	started atomic.Bool
+	cfg        Config
+	store      Store
+	sender     Sender
+	metrics    *metrics
+	queue      *queueMetrics
+	actors     *actor.Engine
+	router     *actor.PID
+	outbox     *actor.PID
+	feed       *actor.PID
+	dispatcher *actor.PID
+	started    atomic.Bool
+	ctx        context.Context
+	cancel     context.CancelFunc
+	subs       atomic.Uint64
 }
 
 // New builds an engine; Start spawns its actors.
@@ -92,15 +154,28 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Engine{cfg: cfg, store: st, sender: sender, metrics: newMetrics(cfg.Registry), actors: ae}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Engine{cfg: cfg, store: st, sender: sender, metrics: newMetrics(cfg.Registry),
+		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel}, nil
 }
 
 // Start spawns the outbox sender and the update router, which re-delivers every update
 // a previous run acknowledged but did not process.
 func (e *Engine) Start() error {
+	e.feed = e.actors.Spawn(newFeedHub(), "feed", actor.WithID("hub"))
 	e.outbox = e.actors.Spawn(newOutboxSender(e.outboxDeps()), "outbox", actor.WithID("sender"))
+	e.dispatcher = e.actors.Spawn(newDispatcher(e.dispatcherDeps()), "queue", actor.WithID("dispatcher"))
+	res, err := e.actors.Request(e.dispatcher, recoverOrders{}, 5*time.Minute).Result()
+	if err != nil {
+		return fmt.Errorf("engine: recover orders: %w", err)
+	}
+	if r := res.(recoverOrdersResult); r.err != nil {
+		return fmt.Errorf("engine: recover orders: %w", r.err)
+	} else if r.pending+r.resumed > 0 {
+		e.cfg.Logger.Info("queue recovered", "pending", r.pending, "resumed_provisioning", r.resumed)
+	}
 	e.router = e.actors.Spawn(newUpdateRouter(e.routerDeps()), "updates", actor.WithID("router"))
-	res, err := e.actors.Request(e.router, recoverInbox{}, time.Minute).Result()
+	res, err = e.actors.Request(e.router, recoverInbox{}, time.Minute).Result()
 	if err != nil {
 		return fmt.Errorf("engine: recover inbox: %w", err)
 	}
@@ -116,7 +191,10 @@ func (e *Engine) Stop(ctx context.Context) {
 	if !e.started.Swap(false) {
 		return
 	}
-	for _, pid := range []*actor.PID{e.router, e.outbox} {
+	// In-flight provider calls end now; their orders stay provisioning and are resumed
+	// (found by label) at the next start.
+	e.cancel()
+	for _, pid := range []*actor.PID{e.router, e.dispatcher, e.outbox, e.feed} {
 		select {
 		case <-e.actors.Poison(pid).Done():
 		case <-ctx.Done():
@@ -187,7 +265,15 @@ func (e *Engine) routerDeps() routerDeps {
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
-	return outboxDeps{cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics}
+	return outboxDeps{cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password}
+}
+
+func (e *Engine) dispatcherDeps() dispatcherDeps {
+	return dispatcherDeps{cfg: e.cfg, store: e.store, metrics: e.queue, feed: e.feed, orders: orderDeps{
+		ctx: e.ctx, cfg: e.cfg, store: e.store, providers: e.cfg.Providers, catalog: e.cfg.Catalog,
+		metrics: e.metrics, queue: e.queue, feed: e.feed, outbox: func() *actor.PID { return e.outbox },
+		notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}, password: e.cfg.Password,
+	}}
 }
 
 // recoverPanic turns a panic inside an actor handler into a logged, counted error so

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"html"
+	"strings"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -30,10 +32,11 @@ type (
 )
 
 type outboxDeps struct {
-	cfg     Config
-	store   OutboxStore
-	sender  Sender
-	metrics *metrics
+	password func(orderID int64) string
+	cfg      Config
+	store    OutboxStore
+	sender   Sender
+	metrics  *metrics
 }
 
 const (
@@ -157,8 +160,14 @@ func (o *outboxSender) sendTransient(m store.OutboxMessage) bool {
 
 func (o *outboxSender) send(m store.OutboxMessage) error {
 	if !o.d.sender.Enabled() {
-		o.d.cfg.Logger.Info("telegram sending is off; message logged", "chat", m.ChatID, "text", m.Text)
+		o.d.cfg.Logger.Info("telegram sending is off; message logged", "chat", m.ChatID, "text", m.Loggable())
 		return nil
+	}
+	if m.SecretOrderID != 0 {
+		if o.d.password == nil {
+			return permanentSendError("no password source for a message that needs one")
+		}
+		m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, html.EscapeString(o.d.password(m.SecretOrderID)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	defer cancel()
@@ -214,3 +223,8 @@ func redactErr(err error) string {
 	}
 	return err.Error()
 }
+
+type permanentSendError string
+
+func (e permanentSendError) Error() string   { return string(e) }
+func (e permanentSendError) Permanent() bool { return true }

@@ -121,7 +121,7 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 		id := strconv.FormatInt(userID, 10) + "." + strconv.FormatUint(r.gen, 10)
 		pid := c.SpawnChild(newUserActor(userDeps{
 			cfg: r.d.cfg, store: r.d.store, metrics: r.d.metrics, outbox: r.d.outbox(), router: c.PID(),
-		}, userID), "user", actor.WithID(id))
+		}, userID), "user", actor.WithID(id), actor.WithInboxSize(16))
 		u = &userEntry{pid: pid}
 		r.users[userID] = u
 		r.d.metrics.userActors.Set(float64(len(r.users)))

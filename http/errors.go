@@ -5,6 +5,9 @@ import (
 	"log/slog"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/store"
 )
 
 // apiError is an error with the status and machine code a client sees.
@@ -50,6 +53,8 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		case errors.As(err, &ae):
 		case errors.As(err, &fe):
 			ae = fiberError(fe)
+		case domainError(err) != nil:
+			ae = domainError(err)
 		default:
 			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 			ae = newError(fiber.StatusInternalServerError, "internal", "internal error")
@@ -70,4 +75,25 @@ func fiberError(fe *fiber.Error) *apiError {
 		return newError(fe.Code, "unsupported_media_type", "send application/json")
 	}
 	return newError(fe.Code, "http_error", fe.Message)
+}
+
+// domainError maps the engine's and store's sentinel errors to what a client sees.
+func domainError(err error) *apiError {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return newError(fiber.StatusNotFound, "not_found", "no such order")
+	case errors.Is(err, engine.ErrOrderState):
+		return newError(fiber.StatusConflict, "conflict", err.Error())
+	case errors.Is(err, store.ErrInsufficientFunds):
+		return newError(fiber.StatusPaymentRequired, "insufficient_funds", "the balance does not cover this plan")
+	case errors.Is(err, store.ErrOrderRateLimited):
+		return newError(fiber.StatusTooManyRequests, "order_rate_limited", "too many orders from this user; try again later")
+	case errors.Is(err, engine.ErrUnknownPlan):
+		return newError(fiber.StatusBadRequest, "unknown_plan", err.Error())
+	case errors.Is(err, engine.ErrUnknownRegion):
+		return newError(fiber.StatusBadRequest, "unknown_region", err.Error())
+	case errors.Is(err, engine.ErrNotStarted):
+		return errNotStarted
+	}
+	return nil
 }

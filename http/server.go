@@ -53,6 +53,8 @@ type Deps struct {
 	Health     HealthChecker
 	Store      Pinger
 	Blog       Blog // nil leaves the blog API (/api/*) unregistered
+	Orders     Orders
+	Balances   Balances
 }
 
 // Server is hangar's HTTP front.
@@ -94,8 +96,30 @@ func (s *Server) routes() {
 	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
 	s.app.Post("/webhook", s.webhook)
 
+	if s.deps.Orders != nil {
+		bearerSecret := requireBearer(s.cfg.WebhookSecret, errSecretUnset)
+		s.app.Post("/orders", bearerSecret, s.createOrder)
+		s.app.Post("/provision", bearerSecret, s.provision)
+		s.app.Get("/status/:order_id", bearerSecret, s.status)
+	}
+
 	admin := s.app.Group("/admin", requireBearer(s.cfg.AdminToken, errAdminUnset))
 	admin.Delete("/ratelimit/:user", s.resetRateLimit)
+	if s.deps.Orders != nil {
+		admin.Get("/queue", s.queueStats)
+		admin.Get("/orders", s.listOrders)
+		admin.Get("/orders/:id", s.getOrder)
+		admin.Post("/orders/:id/cancel", s.cancelOrder)
+		admin.Get("/dlq", s.listDeadLetters)
+		admin.Post("/dlq/requeue", s.requeueAllDeadLetters)
+		admin.Post("/dlq/:id/requeue", s.requeueDeadLetter)
+		admin.Delete("/dlq", s.purgeDeadLetters)
+		admin.Get("/events", s.events)
+	}
+	if s.deps.Balances != nil {
+		admin.Post("/users/:id/deposit", s.deposit)
+		admin.Get("/users/:id", s.balance)
+	}
 
 	s.blogRoutes()
 }

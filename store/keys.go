@@ -16,6 +16,15 @@ const (
 	prefixOutlog     = "outlog:"    // outlog:{seq:8 BE} → OutboxMessage sent or dropped (capped)
 	prefixSeq        = "seq:"       // seq:{name} → Badger sequence leases
 
+	// provisioning (seed 002)
+	prefixOrder       = "order:"     // order:{id:8 BE} → Order
+	prefixOrderStatus = "ordstat:"   // ordstat:{status}:{id:8 BE} → empty: the dispatcher's index
+	prefixOrderUser   = "orduser:"   // orduser:{telegramUser}:{id:8 BE} → empty: a user's orders
+	prefixDeadLetter  = "dlq:"       // dlq:{id:8 BE} → empty: the dead-letter list (purge empties it)
+	prefixBalance     = "balance:"   // balance:{telegramUser} → Balance
+	prefixLedger      = "ledger:"    // ledger:{telegramUser}:{seq:8 BE} → LedgerEntry
+	prefixOrderRate   = "orderrate:" // orderrate:{telegramUser} → Window, TTL = window end
+
 	// blog (seed 004)
 	prefixViews       = "views:"             // views:{slug} → total, 8 BE; bounded by MaxSlugs
 	prefixViewsDay    = "viewsday:"          // viewsday:{YYYY-MM-DD} → views that day, 8 BE, TTL 400d
@@ -43,9 +52,9 @@ func seenUpdateKey(updateID int64) []byte {
 }
 
 func inboxKey(updateID int64) []byte { return u64Key(prefixInbox, uint64(updateID)) }
-func outboxKey(seq uint64) []byte     { return u64Key(prefixOutbox, seq) }
-func outlogKey(seq uint64) []byte     { return u64Key(prefixOutlog, seq) }
-func seqKey(name string) []byte       { return []byte(prefixSeq + name) }
+func outboxKey(seq uint64) []byte    { return u64Key(prefixOutbox, seq) }
+func outlogKey(seq uint64) []byte    { return u64Key(prefixOutlog, seq) }
+func seqKey(name string) []byte      { return []byte(prefixSeq + name) }
 
 // u64Key appends n big-endian so that keys under one prefix iterate in numeric order.
 func u64Key(prefix string, n uint64) []byte {
@@ -61,3 +70,27 @@ func u64FromKey(prefix string, key []byte) uint64 {
 	}
 	return binary.BigEndian.Uint64(key[len(prefix):])
 }
+
+func orderKey(id int64) []byte { return u64Key(prefixOrder, uint64(id)) }
+
+func orderStatusPrefix(status string) string { return prefixOrderStatus + status + ":" }
+
+func orderStatusKey(status string, id int64) []byte {
+	return u64Key(orderStatusPrefix(status), uint64(id))
+}
+
+func orderUserPrefix(user int64) string {
+	return prefixOrderUser + strconv.FormatInt(user, 10) + ":"
+}
+
+func orderUserKey(user, id int64) []byte { return u64Key(orderUserPrefix(user), uint64(id)) }
+
+func deadLetterKey(id int64) []byte { return u64Key(prefixDeadLetter, uint64(id)) }
+
+func balanceKey(user int64) []byte { return strconv.AppendInt([]byte(prefixBalance), user, 10) }
+
+func ledgerPrefix(user int64) string { return prefixLedger + strconv.FormatInt(user, 10) + ":" }
+
+func ledgerKey(user int64, seq uint64) []byte { return u64Key(ledgerPrefix(user), seq) }
+
+func orderRateKey(user int64) []byte { return strconv.AppendInt([]byte(prefixOrderRate), user, 10) }

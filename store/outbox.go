@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -32,6 +33,26 @@ type OutboxMessage struct {
 	CreatedAt   time.Time       `json:"created_at"`
 	NextAt      time.Time       `json:"next_at"`
 	SentAt      time.Time       `json:"sent_at,omitzero"`
+	// SecretOrderID asks the sender to put that order's root password in place of
+	// RootPasswordPlaceholder at send time: the password itself is never stored.
+	SecretOrderID int64 `json:"secret_order_id,omitempty"`
+	// LogText, when set, is what logs and the outlog keep instead of Text (a message
+	// that carries a secret and cannot be stored whole).
+	LogText string `json:"-"`
+}
+
+// RootPasswordPlaceholder stands for a root password in a stored message.
+const RootPasswordPlaceholder = "{{root_password}}"
+
+// PasswordMask replaces secrets wherever a message is shown or kept.
+const PasswordMask = "••••••••"
+
+// Loggable is the text that may be logged, stored or shown: secrets masked.
+func (m OutboxMessage) Loggable() string {
+	if m.LogText != "" {
+		return m.LogText
+	}
+	return strings.ReplaceAll(m.Text, RootPasswordPlaceholder, PasswordMask)
 }
 
 // outboxDueKey orders the outbox by due time, then by id, so that the sender reads only
@@ -122,7 +143,7 @@ func (s *Store) RescheduleMessage(old OutboxMessage, nextAt time.Time, lastErr s
 }
 
 // FinishMessage removes a message from the outbox and records it in the capped outlog
-// with its final status. redacted, when not empty, replaces the text kept in the log.
+// with its final status; secrets are masked in what the log keeps.
 func (s *Store) FinishMessage(m OutboxMessage, status, lastErr string) error {
 	now := s.now()
 	return s.group.do(func(txn *badger.Txn) error {
@@ -149,6 +170,8 @@ func (s *Store) LogTransientMessage(m OutboxMessage, status, lastErr string) err
 }
 
 func appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr string, now time.Time) error {
+	m.Text = m.Loggable()
+	m.LogText = ""
 	m.Status = status
 	m.LastError = lastErr
 	m.Attempts++

@@ -40,6 +40,7 @@ type serveConfig struct {
 	LogLevel      string
 	LogFormat     string
 	Blog          blogConfig
+	Queue         queueConfig
 }
 
 func parseServeFlags(args []string) (serveConfig, error) {
@@ -61,6 +62,7 @@ func parseServeFlags(args []string) (serveConfig, error) {
 	f.String(&c.LogLevel, "log-level", "HANGAR_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
 	addBlogFlags(f, &c.Blog)
+	addQueueFlags(f, &c.Queue)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
 		fs.PrintDefaults()
@@ -91,6 +93,7 @@ func (c serveConfig) validate() error {
 		errs = append(errs, errors.New("--admin-token must be at least 16 characters"))
 	}
 	errs = append(errs, c.Blog.validate())
+	errs = append(errs, c.Queue.validate())
 	return errors.Join(errs...)
 }
 
@@ -162,8 +165,22 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		log.Warn("no admin token: the admin API refuses every request until HANGAR_ADMIN_TOKEN is set")
 	}
 
+	providers, err := cfg.Queue.providers(log)
+	if err != nil {
+		return err
+	}
+	plans, err := cfg.Queue.catalog()
+	if err != nil {
+		return err
+	}
+	pwKey, err := passwordKey(cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	eng, err := engine.New(engine.Config{
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Logger: log, Registry: reg,
+		Queue: cfg.Queue.engineConfig(), Providers: providers, Catalog: plans,
+		Password: engine.NewPasswordDeriver(pwKey), AdminChatID: cfg.AdminChatID,
 	}, st, sender)
 	if err != nil {
 		return err
@@ -175,7 +192,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	srv := hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: cfg.WebhookSecret, AdminToken: cfg.AdminToken, MaxBody: cfg.MaxBody,
 		Logger: log, Registry: reg, Blog: cfg.Blog.http(),
-	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st})
+	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

@@ -1,0 +1,362 @@
+package engine
+
+import (
+	"container/heap"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// Messages the dispatcher understands.
+type (
+	// enqueueOrder puts a durable pending order on the ready queue.
+	enqueueOrder struct{ order store.Order }
+	// recoverOrders rebuilds the queue from the store at start; answered with recoverOrdersResult.
+	recoverOrders       struct{}
+	recoverOrdersResult struct {
+		pending, resumed int
+		err              error
+	}
+	// attemptStarted and attemptFinished are sent by order actors.
+	attemptStarted  struct{ order store.Order }
+	attemptFinished struct {
+		id      int64
+		outcome string // succeeded, retry, dead_lettered, skipped, interrupted
+		order   store.Order
+	}
+	cancelOrder    struct{ id int64 }
+	requeueOrder   struct{ id int64 }
+	requeueAll     struct{}
+	purgeDLQ       struct{}
+	statsRequest   struct{}
+	dispatchTick   struct{}
+	snapshotTick   struct{}
+	orderOpResult  struct {
+		order store.Order
+		n     int
+		err   error
+	}
+)
+
+// Outcomes of one attempt.
+const (
+	outcomeSucceeded    = "succeeded"
+	outcomeRetry        = "retry"
+	outcomeDeadLettered = "dead_lettered"
+	outcomeSkipped      = "skipped"
+	outcomeInterrupted  = "interrupted"
+)
+
+// ErrOrderState is returned when an action does not fit the order's status.
+var ErrOrderState = errors.New("the order is not in a state that allows this")
+
+type dispatcherDeps struct {
+	cfg     Config
+	store   OrderStore
+	metrics *queueMetrics
+	feed    *actor.PID
+	orders  orderDeps
+}
+
+// queued is what the dispatcher remembers of a waiting order.
+type queued struct {
+	due      time.Time
+	attempts int
+}
+
+// dispatcher replaces Cloudflare Queues: it holds the ready queue (every pending order
+// and its due time, rebuilt from the store's status index at start), starts one order
+// actor per order while fewer than MaxConcurrency are in flight, and is told by each
+// order actor how its attempt ended. State changes are made durable by the order
+// actors and the store before the dispatcher hears of them.
+type dispatcher struct {
+	d           dispatcherDeps
+	ready       readyHeap
+	waiting     map[int64]queued
+	inFlight    map[int64]*actor.PID
+	gen         uint64
+	deadLetters int
+	counts      struct{ enqueued, started, retried, succeeded, deadLettered uint64 }
+	ticks       []actor.SendRepeater
+}
+
+func newDispatcher(d dispatcherDeps) actor.Producer {
+	return func() actor.Receiver {
+		return &dispatcher{d: d, waiting: map[int64]queued{}, inFlight: map[int64]*actor.PID{}}
+	}
+}
+
+func (q *dispatcher) Receive(c *actor.Context) {
+	defer recoverPanic(q.d.cfg.Logger, q.d.orders.metrics, "dispatcher", nil)
+	switch msg := c.Message().(type) {
+	case actor.Started:
+		q.ticks = append(q.ticks,
+			c.SendRepeat(c.PID(), dispatchTick{}, q.d.cfg.Queue.Tick),
+			c.SendRepeat(c.PID(), snapshotTick{}, time.Second))
+	case actor.Stopped:
+		for _, t := range q.ticks {
+			t.Stop()
+		}
+	case recoverOrders:
+		c.Respond(q.recover())
+		q.dispatch(c)
+	case enqueueOrder:
+		if q.push(msg.order) {
+			q.counts.enqueued++
+			q.d.metrics.enqueued.Inc()
+		}
+		q.dispatch(c)
+	case attemptStarted:
+		q.counts.started++
+		q.d.metrics.started.Inc()
+	case attemptFinished:
+		q.finished(msg)
+		q.dispatch(c)
+	case dispatchTick:
+		q.dispatch(c)
+	case snapshotTick:
+		s := q.stats()
+		q.d.metrics.observe(s)
+		c.Send(q.d.feed, publishEvent{ev: Event{Type: "snapshot", Data: s}})
+	case statsRequest:
+		c.Respond(q.stats())
+	case cancelOrder:
+		c.Respond(q.cancel(c, msg.id))
+	case requeueOrder:
+		res := q.requeue(c, msg.id)
+		c.Respond(res)
+		q.dispatch(c)
+	case requeueAll:
+		c.Respond(q.requeueAll(c))
+		q.dispatch(c)
+	case purgeDLQ:
+		n, err := q.d.store.PurgeDeadLetters()
+		q.deadLetters = max(0, q.deadLetters-n)
+		c.Respond(orderOpResult{n: n, err: err})
+	}
+}
+
+// recover loads every pending order (with its original due time and attempts) and
+// every order a crash caught in provisioning (resumed at once; the provider call is
+// idempotent by the order's label, so a resumed order never creates a second server).
+func (q *dispatcher) recover() recoverOrdersResult {
+	var r recoverOrdersResult
+	r.err = q.d.store.OrdersWithStatus(store.OrderPending, func(o store.Order) error {
+		if q.push(o) {
+			r.pending++
+		}
+		return nil
+	})
+	if r.err != nil {
+		return r
+	}
+	r.err = q.d.store.OrdersWithStatus(store.OrderProvisioning, func(o store.Order) error {
+		o.DueAt = q.d.cfg.Clock.Now()
+		if q.push(o) {
+			r.resumed++
+		}
+		return nil
+	})
+	if r.err != nil {
+		return r
+	}
+	n, err := q.d.store.CountDeadLetters()
+	q.deadLetters, r.err = n, err
+	return r
+}
+
+func (q *dispatcher) push(o store.Order) bool {
+	if _, ok := q.waiting[o.ID]; ok {
+		return false
+	}
+	if _, ok := q.inFlight[o.ID]; ok {
+		return false
+	}
+	q.waiting[o.ID] = queued{due: o.DueAt, attempts: o.Attempts}
+	heap.Push(&q.ready, readyItem{due: o.DueAt, id: o.ID})
+	return true
+}
+
+// dispatch starts due orders while there is room.
+func (q *dispatcher) dispatch(c *actor.Context) {
+	now := q.d.cfg.Clock.Now()
+	for len(q.inFlight) < q.d.cfg.Queue.MaxConcurrency && q.ready.Len() > 0 {
+		top := q.ready[0]
+		if top.due.After(now) {
+			return
+		}
+		heap.Pop(&q.ready)
+		w, ok := q.waiting[top.id]
+		if !ok || !w.due.Equal(top.due) {
+			continue // cancelled, or superseded by a newer entry
+		}
+		delete(q.waiting, top.id)
+		q.gen++
+		pid := c.SpawnChild(newOrderActor(q.d.orders, top.id), "order",
+			actor.WithID(strconv.FormatInt(top.id, 10)+"."+strconv.FormatUint(q.gen, 10)),
+			actor.WithInboxSize(4), actor.WithMaxRestarts(0))
+		q.inFlight[top.id] = pid
+		c.Send(pid, runAttempt{})
+	}
+}
+
+func (q *dispatcher) finished(msg attemptFinished) {
+	pid, ok := q.inFlight[msg.id]
+	if ok {
+		delete(q.inFlight, msg.id)
+		_ = pid // the order actor stops itself after reporting
+	}
+	switch msg.outcome {
+	case outcomeSucceeded:
+		q.counts.succeeded++
+		q.d.metrics.succeeded.Inc()
+	case outcomeRetry:
+		q.counts.retried++
+		q.d.metrics.retried.Inc()
+		q.push(msg.order)
+	case outcomeDeadLettered:
+		q.counts.deadLettered++
+		q.d.metrics.deadLettered.Inc()
+		q.deadLetters++
+	case outcomeInterrupted:
+		// Shutting down: the order stays provisioning and is resumed at the next start.
+	}
+}
+
+func (q *dispatcher) cancel(c *actor.Context, id int64) orderOpResult {
+	if _, busy := q.inFlight[id]; busy {
+		return orderOpResult{err: ErrOrderState}
+	}
+	current, err := q.d.store.GetOrder(id)
+	if err != nil {
+		return orderOpResult{err: err}
+	}
+	o, err := q.d.store.UpdateOrder(id, func(o *store.Order) error {
+		if o.Status != store.OrderPending {
+			return ErrOrderState
+		}
+		o.Status = store.OrderCancelled
+		o.Record(q.d.cfg.Clock.Now(), "cancelled", "")
+		return nil
+	}, q.d.orders.notes.cancelled(current)...)
+	if err != nil {
+		return orderOpResult{err: err}
+	}
+	delete(q.waiting, id)
+	q.publish(c, o, "cancelled")
+	return orderOpResult{order: o}
+}
+
+func (q *dispatcher) requeue(c *actor.Context, id int64) orderOpResult {
+	o, err := q.d.store.UpdateOrder(id, func(o *store.Order) error {
+		if o.Status != store.OrderFailed || !o.DeadLettered {
+			return ErrOrderState
+		}
+		now := q.d.cfg.Clock.Now()
+		o.Status = store.OrderPending
+		o.DeadLettered = false
+		o.Attempts = 0
+		o.LastError = ""
+		o.DueAt, o.QueuedAt = now, now
+		o.Record(now, "requeued", "")
+		return nil
+	})
+	if err != nil {
+		return orderOpResult{err: err}
+	}
+	q.deadLetters = max(0, q.deadLetters-1)
+	if q.push(o) {
+		q.counts.enqueued++
+		q.d.metrics.enqueued.Inc()
+	}
+	q.publish(c, o, "requeued")
+	return orderOpResult{order: o}
+}
+
+func (q *dispatcher) requeueAll(c *actor.Context) orderOpResult {
+	letters, err := q.d.store.DeadLetters(1 << 20)
+	if err != nil {
+		return orderOpResult{err: err}
+	}
+	n := 0
+	for _, o := range letters {
+		r := q.requeue(c, o.ID)
+		if r.err != nil && !errors.Is(r.err, ErrOrderState) {
+			return orderOpResult{n: n, err: r.err}
+		}
+		if r.err == nil {
+			n++
+		}
+	}
+	return orderOpResult{n: n}
+}
+
+func (q *dispatcher) publish(c *actor.Context, o store.Order, event string) {
+	c.Send(q.d.feed, publishEvent{ev: orderFeedEvent(o, event, q.d.cfg.Clock.Now())})
+}
+
+func orderFeedEvent(o store.Order, event string, at time.Time) Event {
+	return Event{Type: "order", Data: OrderEvent{
+		At: at, Event: event, OrderID: o.ID, UserID: o.TelegramUserID, Status: o.Status, Attempt: o.Attempts, Error: o.LastError,
+	}}
+}
+
+func (q *dispatcher) stats() QueueStats {
+	now := q.d.cfg.Clock.Now()
+	a := q.d.cfg.Queue.Alarms
+	s := QueueStats{
+		At: now, InFlight: len(q.inFlight), MaxConcurrency: q.d.cfg.Queue.MaxConcurrency,
+		Enqueued: q.counts.enqueued, Started: q.counts.started, Retried: q.counts.retried,
+		Succeeded: q.counts.succeeded, DeadLettered: q.counts.deadLettered, DeadLetters: q.deadLetters,
+		Thresholds: AlarmThresholds{Depth: a.Depth, DeadLetters: a.DeadLetters, LagSeconds: a.Lag.Seconds()},
+	}
+	var oldest time.Time
+	for _, w := range q.waiting {
+		if w.attempts > 0 && w.due.After(now) {
+			s.WaitingRetry++
+		} else {
+			s.Pending++
+			if oldest.IsZero() || w.due.Before(oldest) {
+				oldest = w.due
+			}
+		}
+	}
+	s.Depth = s.Pending + s.WaitingRetry
+	if !oldest.IsZero() && now.After(oldest) {
+		s.LagSeconds = now.Sub(oldest).Seconds()
+	}
+	s.Alarms = AlarmStates{
+		Depth:       s.Depth > a.Depth,
+		DeadLetters: s.DeadLetters > a.DeadLetters,
+		Lag:         s.LagSeconds > a.Lag.Seconds(),
+	}
+	return s
+}
+
+// readyItem is one entry of the ready queue, ordered by due time then id.
+type readyItem struct {
+	due time.Time
+	id  int64
+}
+
+type readyHeap []readyItem
+
+func (h readyHeap) Len() int { return len(h) }
+func (h readyHeap) Less(i, j int) bool {
+	if h[i].due.Equal(h[j].due) {
+		return h[i].id < h[j].id
+	}
+	return h[i].due.Before(h[j].due)
+}
+func (h readyHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *readyHeap) Push(x any)   { *h = append(*h, x.(readyItem)) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}

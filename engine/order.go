@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/hangarhq/hangar/engine/catalog"
+	"github.com/hangarhq/hangar/engine/cloud"
+	"github.com/hangarhq/hangar/store"
+)
+
+// Provider creates and deletes servers at one cloud (engine/cloud implements it for
+// Linode, Vultr and the simulator).
+type Provider interface {
+	Name() string
+	Create(ctx context.Context, req cloud.CreateRequest) (cloud.Instance, error)
+	FindByLabel(ctx context.Context, label string) (cloud.Instance, bool, error)
+	Get(ctx context.Context, id string) (cloud.Instance, error)
+	Delete(ctx context.Context, id string) error
+}
+
+// OrderStore is what the queue needs from the store.
+type OrderStore interface {
+	CreateOrder(o store.Order, limit store.OrderLimit, notes ...store.OutboxMessage) (store.Order, error)
+	UpdateOrder(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, error)
+	GetOrder(id int64) (store.Order, error)
+	ListOrders(status string, limit int, before int64) ([]store.Order, error)
+	UserOrders(user int64, limit int) ([]store.Order, error)
+	OrdersWithStatus(status string, fn func(store.Order) error) error
+	DeadLetters(limit int) ([]store.Order, error)
+	CountDeadLetters() (int, error)
+	PurgeDeadLetters() (int, error)
+}
+
+// InstanceLabel is the provider label of an order's server: the idempotency key that
+// lets a retried or recovered order find the server an earlier attempt created.
+func InstanceLabel(orderID int64) string { return "hangar-order-" + strconv.FormatInt(orderID, 10) }
+
+// runAttempt tells a fresh order actor to run one provisioning attempt.
+type runAttempt struct{}
+
+type orderDeps struct {
+	ctx       context.Context
+	cfg       Config
+	store     OrderStore
+	providers map[string]Provider
+	catalog   *catalog.Catalog
+	metrics   *metrics
+	queue     *queueMetrics
+	feed      *actor.PID
+	outbox    func() *actor.PID
+	notes     notes
+	password  func(orderID int64) string
+}
+
+// orderActor owns one order for one attempt: it moves the order to provisioning, asks
+// the provider for the server (finding it by label first, so a retry never creates a
+// second one), and records the outcome — active, a retry at its due time, or the dead
+// letter queue — before telling the dispatcher and stopping.
+type orderActor struct {
+	d  orderDeps
+	id int64
+}
+
+func newOrderActor(d orderDeps, id int64) actor.Producer {
+	return func() actor.Receiver { return &orderActor{d: d, id: id} }
+}
+
+func (a *orderActor) Receive(c *actor.Context) {
+	switch c.Message().(type) {
+	case actor.Started, actor.Stopped:
+	case runAttempt:
+		res := a.attempt(c)
+		c.Send(c.Parent(), res)
+		c.Engine().Poison(c.PID())
+	}
+}
+
+var errSkip = errors.New("order no longer runnable")
+
+// attempt never panics out: a panic becomes a retryable failure of the attempt, so a
+// poison order ends in the dead letter queue instead of crashing the engine.
+func (a *orderActor) attempt(c *actor.Context) (res attemptFinished) {
+	res = attemptFinished{id: a.id, outcome: outcomeSkipped}
+	now := a.d.cfg.Clock.Now()
+	o, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+		switch o.Status {
+		case store.OrderPending:
+			o.Status = store.OrderProvisioning
+			o.Attempts++
+			o.Record(now, "started", "")
+		case store.OrderProvisioning: // caught by a crash: resume without a new attempt number
+			o.Record(now, "resumed", "")
+		default:
+			return errSkip
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSkip), errors.Is(err, store.ErrNotFound):
+		return res
+	case err != nil:
+		a.d.cfg.Logger.Error("order: could not start attempt", "order", a.id, "err", err)
+		o, _ = a.d.store.GetOrder(a.id)
+		o.DueAt = now.Add(a.d.cfg.Queue.Retry.Base)
+		return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
+	}
+	c.Send(c.Parent(), attemptStarted{order: o})
+	a.publish(c, o, "started")
+
+	start := time.Now()
+	inst, password, err := a.provisionSafely(o)
+	a.d.queue.provisionTime.Observe(time.Since(start).Seconds())
+	switch {
+	case err == nil:
+		return a.succeed(c, o, inst, password)
+	case a.d.ctx.Err() != nil:
+		return attemptFinished{id: a.id, outcome: outcomeInterrupted, order: o}
+	default:
+		return a.fail(c, o, err)
+	}
+}
+
+func (a *orderActor) provisionSafely(o store.Order) (inst cloud.Instance, password string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.d.metrics.panics.WithLabelValues("order").Inc()
+			err = fmt.Errorf("internal error while provisioning: %v", v)
+		}
+	}()
+	return a.provision(o)
+}
+
+// planError marks order data no retry can fix (unknown plan or provider).
+type planError struct{ msg string }
+
+func (e *planError) Error() string { return e.msg }
+
+// provision returns the ready instance and, when the provider chose the root password
+// itself, that password (otherwise "" and the sender derives it at send time).
+func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
+	prov, ok := a.d.providers[o.Provider]
+	if !ok {
+		return cloud.Instance{}, "", &planError{fmt.Sprintf("provider %q is not configured", o.Provider)}
+	}
+	plan, ok := a.d.catalog.Get(o.SpecID)
+	if !ok {
+		return cloud.Instance{}, "", &planError{fmt.Sprintf("plan %q is not in the catalogue", o.SpecID)}
+	}
+	ctx, cancel := context.WithTimeout(a.d.ctx, a.d.cfg.Queue.ProvisionTimeout)
+	defer cancel()
+	label := InstanceLabel(o.ID)
+	inst, found, err := prov.FindByLabel(ctx, label)
+	if err != nil {
+		return cloud.Instance{}, "", err
+	}
+	password := ""
+	if !found {
+		inst, err = prov.Create(ctx, cloud.CreateRequest{
+			Label: label, Region: o.Region, Plan: plan.Plan, RootPassword: a.d.password(o.ID),
+		})
+		if err != nil {
+			return cloud.Instance{}, "", err
+		}
+		password = inst.RootPassword // set only by providers that choose it (Vultr)
+	}
+	for inst.IPv4 == "" {
+		select {
+		case <-ctx.Done():
+			return cloud.Instance{}, "", fmt.Errorf("server %s has no IP address yet: %w", inst.ID, ctx.Err())
+		case <-time.After(a.d.cfg.Queue.PollInterval):
+		}
+		if inst, err = prov.Get(ctx, inst.ID); err != nil {
+			return cloud.Instance{}, "", err
+		}
+	}
+	return inst, password, nil
+}
+
+func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instance, password string) attemptFinished {
+	now := a.d.cfg.Clock.Now()
+	ready := o
+	ready.IPAddress, ready.InstanceID = inst.IPv4, inst.ID
+	msg, transient := a.d.notes.ready(ready, password)
+	var stored []store.OutboxMessage
+	if !transient {
+		stored = append(stored, msg)
+	}
+	done, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+		if o.Status != store.OrderProvisioning {
+			return errSkip
+		}
+		o.Status = store.OrderActive
+		o.IPAddress, o.InstanceID = inst.IPv4, inst.ID
+		o.LastError = ""
+		o.Record(now, "succeeded", "")
+		return nil
+	}, stored...)
+	switch {
+	case errors.Is(err, errSkip):
+		return attemptFinished{id: a.id, outcome: outcomeSkipped, order: o}
+	case err != nil:
+		// The server exists; the next attempt finds it by label and finishes the job.
+		a.d.cfg.Logger.Error("order: could not record success; will retry", "order", a.id, "err", err)
+		o.DueAt = now.Add(a.d.cfg.Queue.Retry.Base)
+		return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
+	}
+	if transient {
+		c.Send(a.d.outbox(), sendTransient{msg: msg})
+	} else {
+		c.Send(a.d.outbox(), pokeOutbox{})
+	}
+	a.publish(c, done, "succeeded")
+	return attemptFinished{id: a.id, outcome: outcomeSucceeded, order: done}
+}
+
+func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptFinished {
+	now := a.d.cfg.Clock.Now()
+	reason := cause.Error()
+	var perm *planError
+	permanent := errors.As(cause, &perm) || cloud.IsPermanent(cause)
+	if !permanent && o.Attempts <= a.d.cfg.Queue.MaxRetries {
+		due := now.Add(a.d.cfg.Queue.Retry.Delay(o.Attempts))
+		waiting, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+			if o.Status != store.OrderProvisioning {
+				return errSkip
+			}
+			o.Status = store.OrderPending
+			o.DueAt, o.QueuedAt = due, due
+			o.LastError = reason
+			o.Record(now, "retry_scheduled", reason)
+			return nil
+		})
+		if err != nil {
+			return a.storeTrouble(o, now, err)
+		}
+		a.publish(c, waiting, "retry_scheduled")
+		return attemptFinished{id: a.id, outcome: outcomeRetry, order: waiting}
+	}
+	current, _ := a.d.store.GetOrder(a.id)
+	current.LastError = reason
+	dead, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+		if o.Status != store.OrderProvisioning {
+			return errSkip
+		}
+		o.Status = store.OrderFailed
+		o.DeadLettered = true
+		o.LastError = reason
+		o.Record(now, "dead_lettered", reason)
+		return nil
+	}, a.d.notes.deadLettered(current)...)
+	if err != nil {
+		return a.storeTrouble(o, now, err)
+	}
+	c.Send(a.d.outbox(), pokeOutbox{})
+	a.d.cfg.Logger.Warn("order dead-lettered", "order", a.id, "attempts", dead.Attempts, "err", reason)
+	a.publish(c, dead, "dead_lettered")
+	return attemptFinished{id: a.id, outcome: outcomeDeadLettered, order: dead}
+}
+
+// storeTrouble handles a failed outcome write: the order is still provisioning in the
+// store, so it is tried again (and resumed by label) rather than lost.
+func (a *orderActor) storeTrouble(o store.Order, now time.Time, err error) attemptFinished {
+	if errors.Is(err, errSkip) {
+		return attemptFinished{id: a.id, outcome: outcomeSkipped, order: o}
+	}
+	a.d.cfg.Logger.Error("order: could not record the attempt's outcome; will retry", "order", a.id, "err", err)
+	o.DueAt = now.Add(a.d.cfg.Queue.Retry.Base)
+	return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
+}
+
+func (a *orderActor) publish(c *actor.Context, o store.Order, event string) {
+	c.Send(a.d.feed, publishEvent{ev: orderFeedEvent(o, event, a.d.cfg.Clock.Now())})
+}

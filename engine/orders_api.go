@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hangarhq/hangar/engine/catalog"
+	"github.com/hangarhq/hangar/store"
+)
+
+// OrderRequest is what a client asks for (POST /orders, or the bot's confirm button).
+type OrderRequest struct {
+	UserID         int64
+	TelegramUserID int64
+	ChatID         int64 // where to send notices; defaults to TelegramUserID (a private chat)
+	SpecID         string
+	Region         string
+}
+
+// Order errors the HTTP layer maps to statuses.
+var (
+	ErrUnknownPlan   = catalog.ErrUnknownPlan
+	ErrUnknownRegion = catalog.ErrUnknownRegion
+)
+
+const requestTimeout = 30 * time.Second
+
+// CreateOrder validates the plan, stores the order with its price held from the
+// user's balance, and puts it on the queue. The order is durable when this returns.
+func (e *Engine) CreateOrder(req OrderRequest) (store.Order, error) {
+	if !e.started.Load() {
+		return store.Order{}, ErrNotStarted
+	}
+	plan, err := e.cfg.Catalog.Lookup(req.SpecID, req.Region)
+	if err != nil {
+		return store.Order{}, err
+	}
+	if req.ChatID == 0 {
+		req.ChatID = req.TelegramUserID
+	}
+	o, err := e.store.CreateOrder(store.Order{
+		UserID: req.UserID, TelegramUserID: req.TelegramUserID, ChatID: req.ChatID,
+		SpecID: plan.SpecID, Region: req.Region, Provider: plan.Provider, PlanID: plan.Plan, PricePaid: plan.Price,
+	}, e.cfg.Queue.OrderLimit)
+	if err != nil {
+		return store.Order{}, err
+	}
+	e.actors.Send(e.dispatcher, enqueueOrder{order: o})
+	e.actors.Send(e.feed, publishEvent{ev: orderFeedEvent(o, "enqueued", e.cfg.Clock.Now())})
+	return o, nil
+}
+
+// Provision (re)enqueues an existing pending order (seed 002's POST /provision). The
+// identities must match the order's, else it is reported as not found.
+func (e *Engine) Provision(orderID, userID, telegramUserID int64) (store.Order, error) {
+	if !e.started.Load() {
+		return store.Order{}, ErrNotStarted
+	}
+	o, err := e.store.GetOrder(orderID)
+	if err != nil {
+		return store.Order{}, err
+	}
+	if (userID != 0 && o.UserID != userID) || (telegramUserID != 0 && o.TelegramUserID != telegramUserID) {
+		return store.Order{}, store.ErrNotFound
+	}
+	if o.Status != store.OrderPending {
+		return o, fmt.Errorf("%w: order %d is %s", ErrOrderState, o.ID, o.Status)
+	}
+	e.actors.Send(e.dispatcher, enqueueOrder{order: o})
+	return o, nil
+}
+
+// GetOrder returns one order.
+func (e *Engine) GetOrder(id int64) (store.Order, error) { return e.store.GetOrder(id) }
+
+// ListOrders pages through orders newest first.
+func (e *Engine) ListOrders(status string, limit int, before int64) ([]store.Order, error) {
+	return e.store.ListOrders(status, limit, before)
+}
+
+// DeadLetters lists the dead-letter queue, newest first.
+func (e *Engine) DeadLetters(limit int) ([]store.Order, error) { return e.store.DeadLetters(limit) }
+
+func (e *Engine) askDispatcher(msg any) (orderOpResult, error) {
+	if !e.started.Load() {
+		return orderOpResult{}, ErrNotStarted
+	}
+	res, err := e.actors.Request(e.dispatcher, msg, requestTimeout).Result()
+	if err != nil {
+		return orderOpResult{}, fmt.Errorf("engine: dispatcher did not answer: %w", err)
+	}
+	r := res.(orderOpResult)
+	return r, r.err
+}
+
+// CancelOrder cancels a pending order or one waiting for a retry; its funds are released.
+func (e *Engine) CancelOrder(id int64) (store.Order, error) {
+	r, err := e.askDispatcher(cancelOrder{id: id})
+	return r.order, err
+}
+
+// RequeueDeadLetter puts one dead letter back on the queue with its attempts reset.
+func (e *Engine) RequeueDeadLetter(id int64) (store.Order, error) {
+	r, err := e.askDispatcher(requeueOrder{id: id})
+	return r.order, err
+}
+
+// RequeueAllDeadLetters requeues the whole dead-letter list.
+func (e *Engine) RequeueAllDeadLetters() (int, error) {
+	r, err := e.askDispatcher(requeueAll{})
+	return r.n, err
+}
+
+// PurgeDeadLetters empties the dead-letter list; the orders stay failed.
+func (e *Engine) PurgeDeadLetters() (int, error) {
+	r, err := e.askDispatcher(purgeDLQ{})
+	return r.n, err
+}
+
+// QueueStats returns the queue now.
+func (e *Engine) QueueStats() (QueueStats, error) {
+	if !e.started.Load() {
+		return QueueStats{}, ErrNotStarted
+	}
+	res, err := e.actors.Request(e.dispatcher, statsRequest{}, requestTimeout).Result()
+	if err != nil {
+		return QueueStats{}, err
+	}
+	return res.(QueueStats), nil
+}
+
+// Subscribe returns a live feed of events with a buffer of size events, and a
+// function that ends the subscription (closing the channel).
+func (e *Engine) Subscribe(size int) (<-chan Event, func(), error) {
+	if !e.started.Load() {
+		return nil, nil, ErrNotStarted
+	}
+	id := e.subs.Add(1)
+	ch := make(chan Event, size)
+	e.actors.Send(e.feed, subscribeFeed{id: id, ch: ch})
+	return ch, func() { e.actors.Send(e.feed, unsubscribeFeed{id: id}) }, nil
+}
+
+// IsNotFound reports whether err means the order does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,179 @@
+package http
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// orderView is an order as the admin API shows it (docs/admin-api.md).
+type orderView struct {
+	OrderID        int64              `json:"order_id"`
+	UserID         int64              `json:"user_id"`
+	TelegramUserID string             `json:"telegram_user_id"`
+	Status         string             `json:"status"`
+	WaitingRetry   bool               `json:"waiting_retry"`
+	SpecID         string             `json:"spec_id"`
+	Region         string             `json:"region"`
+	Provider       string             `json:"provider"`
+	PricePaid      int64              `json:"price_paid"`
+	Money          string             `json:"money,omitempty"`
+	Attempts       int                `json:"attempts"`
+	NextRetryAt    *time.Time         `json:"next_retry_at"`
+	IPAddress      *string            `json:"ip_address"`
+	InstanceID     *string            `json:"instance_id"`
+	ErrorMessage   *string            `json:"error_message"`
+	DeadLettered   bool               `json:"dead_lettered"`
+	CreatedAt      time.Time          `json:"created_at"`
+	UpdatedAt      time.Time          `json:"updated_at"`
+	History        []store.OrderEvent `json:"history"`
+}
+
+func viewOrder(o store.Order) orderView {
+	v := orderView{
+		OrderID: o.ID, UserID: o.UserID, TelegramUserID: strconv.FormatInt(o.TelegramUserID, 10),
+		Status: o.Status, WaitingRetry: o.WaitingRetry(), SpecID: o.SpecID, Region: o.Region, Provider: o.Provider,
+		PricePaid: o.PricePaid, Money: o.Money, Attempts: o.Attempts,
+		IPAddress: nullable(o.IPAddress), InstanceID: nullable(o.InstanceID), ErrorMessage: nullable(o.LastError),
+		DeadLettered: o.DeadLettered, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC(), History: o.History,
+	}
+	if v.History == nil {
+		v.History = []store.OrderEvent{}
+	}
+	if o.WaitingRetry() {
+		t := o.DueAt.UTC()
+		v.NextRetryAt = &t
+	}
+	return v
+}
+
+func viewOrders(os []store.Order) []orderView {
+	out := make([]orderView, 0, len(os))
+	for _, o := range os {
+		out = append(out, viewOrder(o))
+	}
+	return out
+}
+
+// queryLimit reads ?limit= within [1, max], defaulting to def.
+func queryLimit(c *fiber.Ctx, def, max int) (int, error) {
+	raw := c.Query("limit")
+	if raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > max {
+		return 0, badRequest("bad_limit", "limit must be a whole number from 1 to "+strconv.Itoa(max))
+	}
+	return n, nil
+}
+
+func (s *Server) queueStats(c *fiber.Ctx) error {
+	st, err := s.deps.Orders.QueueStats()
+	if err != nil {
+		return err
+	}
+	return c.JSON(st)
+}
+
+func validStatus(status string) bool {
+	for _, s := range store.OrderStatuses {
+		if s == status {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) listOrders(c *fiber.Ctx) error {
+	status := c.Query("status")
+	if status != "" && !validStatus(status) {
+		return badRequest("bad_status", "status must be one of pending, provisioning, active, failed, cancelled, terminated")
+	}
+	limit, err := queryLimit(c, 50, 500)
+	if err != nil {
+		return err
+	}
+	var before int64
+	if raw := c.Query("before"); raw != "" {
+		if before, err = strconv.ParseInt(raw, 10, 64); err != nil || before < 1 {
+			return badRequest("bad_before", "before must be a positive order id")
+		}
+	}
+	orders, err := s.deps.Orders.ListOrders(status, limit, before)
+	if err != nil {
+		return err
+	}
+	var next int64
+	if len(orders) == limit {
+		next = orders[len(orders)-1].ID
+	}
+	return c.JSON(fiber.Map{"orders": viewOrders(orders), "next_before": next})
+}
+
+func (s *Server) getOrder(c *fiber.Ctx) error {
+	id, err := pathInt64(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.deps.Orders.GetOrder(id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewOrder(o))
+}
+
+func (s *Server) cancelOrder(c *fiber.Ctx) error {
+	id, err := pathInt64(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.deps.Orders.CancelOrder(id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewOrder(o))
+}
+
+func (s *Server) listDeadLetters(c *fiber.Ctx) error {
+	limit, err := queryLimit(c, 100, 1000)
+	if err != nil {
+		return err
+	}
+	orders, err := s.deps.Orders.DeadLetters(limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"dead_letters": viewOrders(orders)})
+}
+
+func (s *Server) requeueDeadLetter(c *fiber.Ctx) error {
+	id, err := pathInt64(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.deps.Orders.RequeueDeadLetter(id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewOrder(o))
+}
+
+func (s *Server) requeueAllDeadLetters(c *fiber.Ctx) error {
+	n, err := s.deps.Orders.RequeueAllDeadLetters()
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"requeued": n})
+}
+
+func (s *Server) purgeDeadLetters(c *fiber.Ctx) error {
+	n, err := s.deps.Orders.PurgeDeadLetters()
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"purged": n})
+}

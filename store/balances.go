@@ -1,0 +1,135 @@
+package store
+
+import (
+	"errors"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// ErrInsufficientFunds is returned when a hold would take a balance below zero.
+var ErrInsufficientFunds = errors.New("store: insufficient funds")
+
+// Balance is a user's money in minor units: Available can be spent, Held is reserved
+// by orders that are not finished yet. Neither ever goes below zero.
+type Balance struct {
+	UserID    int64     `json:"user_id"`
+	Available int64     `json:"available"`
+	Held      int64     `json:"held"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Ledger entry kinds: every change of a balance is one of these.
+const (
+	LedgerDeposit = "deposit"
+	LedgerHold    = "hold"
+	LedgerCapture = "capture"
+	LedgerRelease = "release"
+	LedgerRefund  = "refund"
+)
+
+// LedgerEntry records one movement of money.
+type LedgerEntry struct {
+	Seq       uint64    `json:"seq"`
+	UserID    int64     `json:"user_id"`
+	Kind      string    `json:"kind"`
+	Amount    int64     `json:"amount"`
+	OrderID   int64     `json:"order_id,omitempty"`
+	Available int64     `json:"available_after"`
+	Held      int64     `json:"held_after"`
+	At        time.Time `json:"at"`
+	Note      string    `json:"note,omitempty"`
+}
+
+func getBalance(txn *badger.Txn, user int64) (Balance, error) {
+	var b Balance
+	err := getJSON(txn, balanceKey(user), &b)
+	if errors.Is(err, ErrNotFound) {
+		return Balance{UserID: user}, nil
+	}
+	return b, err
+}
+
+// moveMoney applies one ledger movement inside txn. The ledger sequence number is
+// taken before the transaction so that a conflict retry does not skip numbers twice.
+func (s *Store) moveMoney(txn *badger.Txn, seq uint64, user int64, kind string, amount, orderID int64, now time.Time) error {
+	b, err := getBalance(txn, user)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case LedgerDeposit, LedgerRefund:
+		b.Available += amount
+	case LedgerHold:
+		if b.Available < amount {
+			return ErrInsufficientFunds
+		}
+		b.Available -= amount
+		b.Held += amount
+	case LedgerCapture:
+		b.Held -= amount
+	case LedgerRelease:
+		b.Held -= amount
+		b.Available += amount
+	}
+	if b.Held < 0 || b.Available < 0 {
+		return errors.New("store: ledger would go negative: refusing")
+	}
+	b.UpdatedAt = now
+	if err := setJSON(txn, balanceKey(user), b, 0); err != nil {
+		return err
+	}
+	return setJSON(txn, ledgerKey(user, seq), LedgerEntry{
+		Seq: seq, UserID: user, Kind: kind, Amount: amount, OrderID: orderID,
+		Available: b.Available, Held: b.Held, At: now,
+	}, 0)
+}
+
+// Deposit credits a user's balance and returns it.
+func (s *Store) Deposit(user, amount int64) (Balance, error) {
+	if amount <= 0 {
+		return Balance{}, errors.New("store: deposit must be positive")
+	}
+	seq, err := s.nextSeq("ledger")
+	if err != nil {
+		return Balance{}, err
+	}
+	now := s.now()
+	var b Balance
+	err = s.group.do(func(txn *badger.Txn) error {
+		if err := s.moveMoney(txn, seq, user, LedgerDeposit, amount, 0, now); err != nil {
+			return err
+		}
+		var err error
+		b, err = getBalance(txn, user)
+		return err
+	})
+	return b, err
+}
+
+// GetBalance returns a user's balance (zero when the user never had money).
+func (s *Store) GetBalance(user int64) (Balance, error) {
+	var b Balance
+	err := s.view(func(txn *badger.Txn) error {
+		var err error
+		b, err = getBalance(txn, user)
+		return err
+	})
+	return b, err
+}
+
+// Ledger returns up to limit entries of a user's ledger, oldest first.
+func (s *Store) Ledger(user int64, limit int) ([]LedgerEntry, error) {
+	var out []LedgerEntry
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, ledgerPrefix(user), false, func(_, val []byte) (bool, error) {
+			var e LedgerEntry
+			if err := jsonUnmarshal(val, &e); err != nil {
+				return false, err
+			}
+			out = append(out, e)
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}

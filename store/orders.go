@@ -1,0 +1,404 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Order statuses, as the seed defines them.
+const (
+	OrderPending      = "pending"
+	OrderProvisioning = "provisioning"
+	OrderActive       = "active"
+	OrderFailed       = "failed"
+	OrderCancelled    = "cancelled"
+	OrderTerminated   = "terminated"
+)
+
+// OrderStatuses lists every status, in lifecycle order.
+var OrderStatuses = []string{OrderPending, OrderProvisioning, OrderActive, OrderFailed, OrderCancelled, OrderTerminated}
+
+// Money states of an order: funds are held at acceptance, then captured once or
+// released once.
+const (
+	MoneyNone     = ""
+	MoneyHeld     = "held"
+	MoneyCaptured = "captured"
+	MoneyReleased = "released"
+)
+
+// ErrOrderRateLimited is returned by CreateOrder when the user's order window is full.
+var ErrOrderRateLimited = errors.New("store: too many orders in the window")
+
+// OrderEvent is one step of an order's history.
+type OrderEvent struct {
+	At      time.Time `json:"at"`
+	Event   string    `json:"event"`
+	Status  string    `json:"status"`
+	Attempt int       `json:"attempt"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// maxHistory bounds an order's history; the first and the latest steps are kept.
+const maxHistory = 40
+
+// Order is one server order and its lifecycle.
+type Order struct {
+	ID             int64        `json:"order_id"`
+	UserID         int64        `json:"user_id"`
+	TelegramUserID int64        `json:"telegram_user_id"`
+	ChatID         int64        `json:"chat_id"`
+	Status         string       `json:"status"`
+	SpecID         string       `json:"spec_id"`
+	Region         string       `json:"region"`
+	Provider       string       `json:"provider"`
+	PlanID         string       `json:"plan_id"`
+	PricePaid      int64        `json:"price_paid"`
+	Money          string       `json:"money,omitempty"`
+	Attempts       int          `json:"attempts"`
+	DueAt          time.Time    `json:"due_at,omitzero"`
+	QueuedAt       time.Time    `json:"queued_at,omitzero"`
+	LastError      string       `json:"last_error,omitempty"`
+	IPAddress      string       `json:"ip_address,omitempty"`
+	InstanceID     string       `json:"instance_id,omitempty"`
+	DeadLettered   bool         `json:"dead_lettered,omitempty"`
+	CreatedAt      time.Time    `json:"created_at"`
+	UpdatedAt      time.Time    `json:"updated_at"`
+	History        []OrderEvent `json:"history,omitempty"`
+}
+
+// WaitingRetry reports whether a pending order is waiting for a retry's due time.
+func (o *Order) WaitingRetry() bool { return o.Status == OrderPending && o.Attempts > 0 }
+
+// Terminal reports whether the order will never run again by itself.
+func (o *Order) Terminal() bool {
+	switch o.Status {
+	case OrderActive, OrderFailed, OrderCancelled, OrderTerminated:
+		return true
+	}
+	return false
+}
+
+// Record appends a history step.
+func (o *Order) Record(at time.Time, event, errMsg string) {
+	o.History = append(o.History, OrderEvent{At: at, Event: event, Status: o.Status, Attempt: o.Attempts, Error: errMsg})
+	if len(o.History) > maxHistory {
+		o.History = append(o.History[:1], o.History[len(o.History)-maxHistory+1:]...)
+	}
+}
+
+// OrderLimit caps how many orders one user may create per window (durably).
+type OrderLimit struct {
+	Max    int
+	Window time.Duration
+}
+
+// CreateOrder stores a new pending order, holds its price from the user's balance and
+// counts it against the user's order window, all in one transaction. It returns
+// ErrInsufficientFunds or ErrOrderRateLimited without storing anything.
+func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (Order, error) {
+	id, err := s.nextSeq("order")
+	if err != nil {
+		return Order{}, err
+	}
+	ledgerSeq, err := s.nextSeq("ledger")
+	if err != nil {
+		return Order{}, err
+	}
+	now := s.now()
+	o.ID = int64(id)
+	o.Status = OrderPending
+	o.CreatedAt, o.UpdatedAt, o.DueAt, o.QueuedAt = now, now, now, now
+	o.Attempts = 0
+	o.History = nil
+	o.Record(now, "enqueued", "")
+	notes, err = s.assignIDs(notes, now)
+	if err != nil {
+		return Order{}, err
+	}
+	err = s.group.do(func(txn *badger.Txn) error {
+		if limit.Max > 0 {
+			if err := countOrder(txn, o.TelegramUserID, limit, now); err != nil {
+				return err
+			}
+		}
+		created := o
+		if err := s.saveOrder(txn, nil, &created, ledgerSeq, now); err != nil {
+			return err
+		}
+		for i := range notes {
+			if err := putOutbox(txn, &notes[i]); err != nil {
+				return err
+			}
+		}
+		o = created
+		return nil
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return o, nil
+}
+
+func countOrder(txn *badger.Txn, user int64, limit OrderLimit, now time.Time) error {
+	var w Window
+	err := getJSON(txn, orderRateKey(user), &w)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if w.ResetAt.IsZero() || !now.Before(w.ResetAt) {
+		w = Window{ResetAt: now.Add(limit.Window)}
+	}
+	if w.Count >= limit.Max {
+		return ErrOrderRateLimited
+	}
+	w.Count++
+	return setJSON(txn, orderRateKey(user), w, w.ResetAt.Sub(now)+time.Second)
+}
+
+// UpdateOrder applies fn to the stored order in one transaction; indexes, the
+// dead-letter list and money moves follow from what fn changed (see saveOrder), and
+// notes are queued in the outbox in the same commit. fn may run more than once and
+// must only change o; its error aborts the update and is returned.
+func (s *Store) UpdateOrder(id int64, fn func(o *Order) error, notes ...OutboxMessage) (Order, error) {
+	ledgerSeq, err := s.nextSeq("ledger")
+	if err != nil {
+		return Order{}, err
+	}
+	now := s.now()
+	notes, err = s.assignIDs(notes, now)
+	if err != nil {
+		return Order{}, err
+	}
+	var out Order
+	err = s.group.do(func(txn *badger.Txn) error {
+		var old Order
+		if err := getJSON(txn, orderKey(id), &old); err != nil {
+			return err
+		}
+		updated := old
+		updated.History = append([]OrderEvent(nil), old.History...)
+		if err := fn(&updated); err != nil {
+			return err
+		}
+		updated.UpdatedAt = now
+		if err := s.saveOrder(txn, &old, &updated, ledgerSeq, now); err != nil {
+			return err
+		}
+		for i := range notes {
+			if err := putOutbox(txn, &notes[i]); err != nil {
+				return err
+			}
+		}
+		out = updated
+		return nil
+	})
+	return out, err
+}
+
+// saveOrder writes o and keeps everything derived from it consistent: the status
+// index, the user index, the dead-letter list, and the money. Money moves at most once
+// per state: held on acceptance (or on requeue), captured when the order becomes
+// active, released when it fails or is cancelled.
+func (s *Store) saveOrder(txn *badger.Txn, old, o *Order, ledgerSeq uint64, now time.Time) error {
+	if old == nil || old.Status != o.Status {
+		if old != nil {
+			if err := txn.Delete(orderStatusKey(old.Status, o.ID)); err != nil {
+				return err
+			}
+		}
+		if err := txn.Set(orderStatusKey(o.Status, o.ID), nil); err != nil {
+			return err
+		}
+	}
+	if old == nil {
+		if err := txn.Set(orderUserKey(o.TelegramUserID, o.ID), nil); err != nil {
+			return err
+		}
+	}
+	wasDead := old != nil && old.DeadLettered
+	switch {
+	case o.DeadLettered && !wasDead:
+		if err := txn.Set(deadLetterKey(o.ID), nil); err != nil {
+			return err
+		}
+	case !o.DeadLettered && wasDead:
+		if err := txn.Delete(deadLetterKey(o.ID)); err != nil {
+			return err
+		}
+	}
+	if err := s.settleMoney(txn, o, ledgerSeq, now); err != nil {
+		return err
+	}
+	return setJSON(txn, orderKey(o.ID), o, 0)
+}
+
+func (s *Store) settleMoney(txn *badger.Txn, o *Order, seq uint64, now time.Time) error {
+	if o.PricePaid <= 0 {
+		return nil
+	}
+	var kind, next string
+	switch {
+	case o.Status == OrderPending && o.Money != MoneyHeld:
+		kind, next = LedgerHold, MoneyHeld
+	case o.Status == OrderActive && o.Money == MoneyHeld:
+		kind, next = LedgerCapture, MoneyCaptured
+	case (o.Status == OrderFailed || o.Status == OrderCancelled) && o.Money == MoneyHeld:
+		kind, next = LedgerRelease, MoneyReleased
+	default:
+		return nil
+	}
+	if err := s.moveMoney(txn, seq, o.TelegramUserID, kind, o.PricePaid, o.ID, now); err != nil {
+		return err
+	}
+	o.Money = next
+	return nil
+}
+
+// GetOrder returns one order.
+func (s *Store) GetOrder(id int64) (Order, error) {
+	var o Order
+	err := s.view(func(txn *badger.Txn) error { return getJSON(txn, orderKey(id), &o) })
+	return o, err
+}
+
+// ListOrders returns up to limit orders newest first, optionally with one status,
+// starting below the id before (0: from the newest).
+func (s *Store) ListOrders(status string, limit int, before int64) ([]Order, error) {
+	var out []Order
+	err := s.view(func(txn *badger.Txn) error {
+		if status == "" {
+			return s.scanOrdersFrom(txn, prefixOrder, before, limit, func(_ int64, val []byte) error {
+				var o Order
+				if err := jsonUnmarshal(val, &o); err != nil {
+					return err
+				}
+				out = append(out, o)
+				return nil
+			})
+		}
+		return s.scanOrdersFrom(txn, orderStatusPrefix(status), before, limit, func(id int64, _ []byte) error {
+			var o Order
+			if err := getJSON(txn, orderKey(id), &o); err != nil {
+				return err
+			}
+			out = append(out, o)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// scanOrdersFrom walks keys prefix+{id BE} newest first below before.
+func (s *Store) scanOrdersFrom(txn *badger.Txn, prefix string, before int64, limit int, fn func(id int64, val []byte) error) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Reverse = true
+	opts.Prefix = []byte(prefix)
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	seek := u64Key(prefix, ^uint64(0))
+	if before > 0 {
+		seek = u64Key(prefix, uint64(before-1))
+	}
+	n := 0
+	for it.Seek(seek); it.ValidForPrefix([]byte(prefix)) && n < limit; it.Next() {
+		item := it.Item()
+		id := int64(u64FromKey(prefix, item.Key()))
+		if err := item.Value(func(v []byte) error { return fn(id, v) }); err != nil {
+			return err
+		}
+		n++
+	}
+	return nil
+}
+
+// UserOrders returns up to limit orders of one Telegram user, newest first.
+func (s *Store) UserOrders(user int64, limit int) ([]Order, error) {
+	var out []Order
+	err := s.view(func(txn *badger.Txn) error {
+		return s.scanOrdersFrom(txn, orderUserPrefix(user), 0, limit, func(id int64, _ []byte) error {
+			var o Order
+			if err := getJSON(txn, orderKey(id), &o); err != nil {
+				return err
+			}
+			out = append(out, o)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DeadLetters returns up to limit dead-lettered orders, newest first.
+func (s *Store) DeadLetters(limit int) ([]Order, error) {
+	var out []Order
+	err := s.view(func(txn *badger.Txn) error {
+		return s.scanOrdersFrom(txn, prefixDeadLetter, 0, limit, func(id int64, _ []byte) error {
+			var o Order
+			if err := getJSON(txn, orderKey(id), &o); err != nil {
+				return err
+			}
+			out = append(out, o)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// OrdersWithStatus calls fn for every order with the status, oldest first; used at
+// start to rebuild the dispatcher's queue from the index without a full scan.
+func (s *Store) OrdersWithStatus(status string, fn func(Order) error) error {
+	return s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, orderStatusPrefix(status), false, func(key, _ []byte) (bool, error) {
+			var o Order
+			if err := getJSON(txn, orderKey(int64(u64FromKey(orderStatusPrefix(status), key))), &o); err != nil {
+				return false, err
+			}
+			return true, fn(o)
+		})
+	})
+}
+
+// CountDeadLetters counts the dead-letter list.
+func (s *Store) CountDeadLetters() (int, error) { return s.countPrefix(prefixDeadLetter) }
+
+// CountOrders counts orders with a status.
+func (s *Store) CountOrders(status string) (int, error) { return s.countPrefix(orderStatusPrefix(status)) }
+
+// PurgeDeadLetters empties the dead-letter list; the orders stay failed and keep
+// their records. It returns how many left the list.
+func (s *Store) PurgeDeadLetters() (int, error) {
+	var ids []int64
+	err := s.view(func(txn *badger.Txn) error {
+		return scanPrefix(txn, prefixDeadLetter, false, func(key, _ []byte) (bool, error) {
+			ids = append(ids, int64(u64FromKey(prefixDeadLetter, key)))
+			return true, nil
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	purged := 0
+	for _, id := range ids {
+		_, err := s.UpdateOrder(id, func(o *Order) error {
+			if !o.DeadLettered {
+				return errNothingToDo
+			}
+			o.DeadLettered = false
+			o.Record(s.now(), "purged", "")
+			return nil
+		})
+		switch {
+		case err == nil:
+			purged++
+		case errors.Is(err, errNothingToDo), errors.Is(err, ErrNotFound):
+		default:
+			return purged, fmt.Errorf("store: purge order %d: %w", id, err)
+		}
+	}
+	return purged, nil
+}
+
+var errNothingToDo = errors.New("store: nothing to do")
