@@ -28,14 +28,14 @@ type (
 		outcome string // succeeded, retry, dead_lettered, skipped, interrupted
 		order   store.Order
 	}
-	cancelOrder    struct{ id int64 }
-	requeueOrder   struct{ id int64 }
-	requeueAll     struct{}
-	purgeDLQ       struct{}
-	statsRequest   struct{}
-	dispatchTick   struct{}
-	snapshotTick   struct{}
-	orderOpResult  struct {
+	cancelOrder   struct{ id int64 }
+	requeueOrder  struct{ id int64 }
+	requeueAll    struct{}
+	purgeDLQ      struct{}
+	statsRequest  struct{}
+	dispatchTick  struct{}
+	snapshotTick  struct{}
+	orderOpResult struct {
 		order store.Order
 		n     int
 		err   error

@@ -61,9 +61,9 @@ type AlarmThresholds struct {
 // queueMetrics are the Prometheus series an operator watches.
 type queueMetrics struct {
 	enqueued, started, retried, succeeded, deadLettered prometheus.Counter
-	depth, inFlight, deadLetters, lag                    prometheus.Gauge
-	alarm                                                *prometheus.GaugeVec
-	provisionTime                                        prometheus.Histogram
+	depth, inFlight, deadLetters, lag                   prometheus.Gauge
+	alarm                                               *prometheus.GaugeVec
+	provisionTime                                       prometheus.Histogram
 }
 
 func newQueueMetrics(reg prometheus.Registerer) *queueMetrics {

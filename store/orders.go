@@ -365,7 +365,9 @@ func (s *Store) OrdersWithStatus(status string, fn func(Order) error) error {
 func (s *Store) CountDeadLetters() (int, error) { return s.countPrefix(prefixDeadLetter) }
 
 // CountOrders counts orders with a status.
-func (s *Store) CountOrders(status string) (int, error) { return s.countPrefix(orderStatusPrefix(status)) }
+func (s *Store) CountOrders(status string) (int, error) {
+	return s.countPrefix(orderStatusPrefix(status))
+}
 
 // PurgeDeadLetters empties the dead-letter list; the orders stay failed and keep
 // their records. It returns how many left the list.
