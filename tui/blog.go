@@ -1,0 +1,131 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/table"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/hangarhq/hangar/tui/api"
+)
+
+type blogMsg struct {
+	stats api.BlogStats
+	err   error
+}
+
+func (m blogMsg) fetchErr() error { return m.err }
+
+// blog shows today's views and visitors, the top slugs and the last days.
+type blog struct {
+	c      *common
+	w, h   int
+	tbl    table.Model
+	stats  api.BlogStats
+	loaded bool
+	err    error
+	filt   string
+}
+
+var slugCols = []column{{"slug", 14, 3, 0}, {"views", 7, 0, 0}, {"share", 10, 1, 1}}
+
+func newBlog(c *common) *blog { return &blog{c: c, tbl: newTable(c.st, slugCols)} }
+
+func (v *blog) title() string       { return "blog" }
+func (v *blog) filter() string      { return v.filt }
+func (v *blog) modal() bool         { return false }
+func (v *blog) setFilter(s string)  { v.filt = s; v.rebuild() }
+func (v *blog) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down} }
+
+func (v *blog) refresh() tea.Cmd {
+	d, ctx := v.c.d, v.c.ctx
+	return func() tea.Msg {
+		s, err := d.BlogStats(ctx)
+		return blogMsg{stats: s, err: err}
+	}
+}
+
+func (v *blog) setSize(w, h int) {
+	v.w, v.h = w, h
+	tw := w * 60 / 100
+	v.tbl.SetColumns(fitColumns(slugCols, tw))
+	v.tbl.SetWidth(tw)
+	v.tbl.SetHeight(max(2, h-4))
+	v.rebuild()
+}
+
+func (v *blog) update(msg tea.Msg) tea.Cmd {
+	if msg, ok := msg.(blogMsg); ok {
+		v.err = msg.err
+		if msg.err == nil {
+			v.stats, v.loaded = msg.stats, true
+			v.rebuild()
+		}
+	}
+	return nil
+}
+
+func (v *blog) rebuild() {
+	var top int64
+	for _, s := range v.stats.TopSlugs {
+		top = max(top, s.Views)
+	}
+	barW := 10
+	if cols := v.tbl.Columns(); len(cols) == 3 {
+		barW = cols[2].Width
+	}
+	var rows []table.Row
+	for _, s := range v.stats.TopSlugs {
+		if !containsFold(s.Slug, v.filt) {
+			continue
+		}
+		rows = append(rows, table.Row{s.Slug, strconv.FormatInt(s.Views, 10), bar(int(s.Views), int(max(top, 1)), barW)})
+	}
+	v.tbl.SetRows(rows)
+	keepCursor(&v.tbl)
+}
+
+func (v *blog) handleKey(msg tea.KeyMsg) tea.Cmd {
+	var cmd tea.Cmd
+	v.tbl, cmd = v.tbl.Update(msg)
+	return cmd
+}
+
+func (v *blog) render() string {
+	st := v.c.st
+	if !v.loaded {
+		if v.err != nil {
+			return st.StatusErr.Render(describeErr(v.err))
+		}
+		return loadingLine(v.c, "blog stats")
+	}
+	s := v.stats
+	head := st.Label.Render("today ") + st.Value.Render(fmt.Sprintf("%d views", s.TodayViews)) +
+		st.Label.Render(" · ") + st.Value.Render(fmt.Sprintf("%d visitors", s.TodayUniqueVisitors)) +
+		st.Label.Render(fmt.Sprintf(" · %d views in total", s.TotalViews))
+	if v.err != nil {
+		head += "  " + st.StatusErr.Render(describeErr(v.err))
+	}
+	var days strings.Builder
+	days.WriteString(st.Title.Render("last days") + "\n")
+	for i, d := range s.Daily {
+		if i >= max(1, v.h-3) {
+			break
+		}
+		fmt.Fprintf(&days, "%s %6d views %5d visitors\n", d.Day, d.Views, d.UniqueVisitors)
+	}
+	if len(s.Daily) == 0 {
+		days.WriteString(st.Muted.Render("no days yet"))
+	}
+	left := st.Title.Render("top slugs") + "\n" + v.tbl.View()
+	if len(s.TopSlugs) == 0 {
+		left = st.Title.Render("top slugs") + "\n" + st.Muted.Render("no views yet")
+	}
+	return head + "\n\n" + lipgloss.JoinHorizontal(lipgloss.Top,
+		lipgloss.NewStyle().Width(v.tbl.Width()+2).Render(left),
+		st.Pane.Render(strings.TrimRight(days.String(), "\n")))
+}

@@ -1,0 +1,229 @@
+// Package fakedaemon owns an in-memory daemon for the console's tests: it answers the
+// tui.Daemon calls from fixed data, records every call, and lets a test push events
+// or make the daemon unreachable. Only tests import it.
+package fakedaemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hangarhq/hangar/tui/api"
+)
+
+// ErrUnreachable is what every call returns while the fake is down; it is not an
+// *api.Error, which is how the console recognises a daemon that was not reached.
+var ErrUnreachable = errors.New("dial tcp 127.0.0.1:8080: connect: connection refused")
+
+type Daemon struct {
+	mu     sync.Mutex
+	calls  []string
+	down   bool
+	events chan api.Event
+
+	Stats     api.QueueStats
+	AllOrders []api.Order
+	DLQ       []api.Order
+	Limits    api.RateLimits
+	Mail      api.Outbox
+	Blog      api.BlogStats
+	changed   chan string
+}
+
+// New returns a fake seeded with Seed's data.
+func New() *Daemon {
+	d := &Daemon{events: make(chan api.Event, 4096), changed: make(chan string, 1024)}
+	Seed(d)
+	return d
+}
+
+// Calls returns the recorded calls, such as "Requeue 41" or "PurgeDLQ".
+func (d *Daemon) Calls() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.calls)
+}
+
+// Called reports whether a call was recorded.
+func (d *Daemon) Called(call string) bool { return slices.Contains(d.Calls(), call) }
+
+// WaitCall blocks until call is recorded or the timeout ends.
+func (d *Daemon) WaitCall(call string, timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		if d.Called(call) {
+			return true
+		}
+		select {
+		case <-d.changed:
+		case <-deadline:
+			return d.Called(call)
+		}
+	}
+}
+
+func (d *Daemon) record(format string, args ...any) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := fmt.Sprintf(format, args...)
+	d.calls = append(d.calls, c)
+	select {
+	case d.changed <- c:
+	default:
+	}
+	if d.down {
+		return ErrUnreachable
+	}
+	return nil
+}
+
+// SetDown makes every call fail as if the daemon were gone.
+func (d *Daemon) SetDown(down bool) {
+	d.mu.Lock()
+	d.down = down
+	d.mu.Unlock()
+}
+
+// Send pushes an event to the console's feed.
+func (d *Daemon) Send(evs ...api.Event) {
+	for _, ev := range evs {
+		d.events <- ev
+	}
+}
+
+func (d *Daemon) Queue(ctx context.Context) (api.QueueStats, error) {
+	if err := d.record("Queue"); err != nil {
+		return api.QueueStats{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Stats, nil
+}
+
+func (d *Daemon) Orders(ctx context.Context, status string, limit int, before int64) (api.OrderPage, error) {
+	if err := d.record("Orders %s", status); err != nil {
+		return api.OrderPage{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []api.Order
+	for _, o := range d.AllOrders {
+		if status == "" || o.Status == status {
+			out = append(out, o)
+		}
+	}
+	return api.OrderPage{Orders: out}, nil
+}
+
+func (d *Daemon) Order(ctx context.Context, id int64) (api.Order, error) {
+	if err := d.record("Order %d", id); err != nil {
+		return api.Order{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, o := range append(slices.Clone(d.AllOrders), d.DLQ...) {
+		if o.OrderID == id {
+			return o, nil
+		}
+	}
+	return api.Order{}, &api.Error{Status: 404, Code: "not_found", Message: "no such order"}
+}
+
+func (d *Daemon) CancelOrder(ctx context.Context, id int64) (api.Order, error) {
+	if err := d.record("CancelOrder %d", id); err != nil {
+		return api.Order{}, err
+	}
+	return api.Order{OrderID: id, Status: "cancelled"}, nil
+}
+
+func (d *Daemon) DeadLetters(ctx context.Context, limit int) ([]api.Order, error) {
+	if err := d.record("DeadLetters"); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.DLQ), nil
+}
+
+func (d *Daemon) Requeue(ctx context.Context, id int64) (api.Order, error) {
+	if err := d.record("Requeue %d", id); err != nil {
+		return api.Order{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.DLQ = slices.DeleteFunc(d.DLQ, func(o api.Order) bool { return o.OrderID == id })
+	return api.Order{OrderID: id, Status: "pending"}, nil
+}
+
+func (d *Daemon) RequeueAll(ctx context.Context) (int, error) {
+	if err := d.record("RequeueAll"); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.DLQ)
+	d.DLQ = nil
+	return n, nil
+}
+
+func (d *Daemon) PurgeDLQ(ctx context.Context) (int, error) {
+	if err := d.record("PurgeDLQ"); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.DLQ)
+	d.DLQ = nil
+	return n, nil
+}
+
+func (d *Daemon) RateLimits(ctx context.Context, min int) (api.RateLimits, error) {
+	if err := d.record("RateLimits"); err != nil {
+		return api.RateLimits{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rl := d.Limits
+	rl.Windows = slices.Clone(rl.Windows)
+	return rl, nil
+}
+
+func (d *Daemon) ResetRateLimit(ctx context.Context, user int64) (bool, error) {
+	if err := d.record("ResetRateLimit %d", user); err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Limits.Windows = slices.DeleteFunc(d.Limits.Windows, func(w api.RateWindow) bool { return w.UserID == user })
+	return true, nil
+}
+
+func (d *Daemon) Outbox(ctx context.Context, limit int) (api.Outbox, error) {
+	if err := d.record("Outbox"); err != nil {
+		return api.Outbox{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Mail, nil
+}
+
+func (d *Daemon) BlogStats(ctx context.Context) (api.BlogStats, error) {
+	if err := d.record("BlogStats"); err != nil {
+		return api.BlogStats{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Blog, nil
+}
+
+// Events hands out the one feed channel; the fake never closes it, like a daemon
+// that keeps running, so tests end by quitting the program.
+func (d *Daemon) Events(ctx context.Context) (<-chan api.Event, error) {
+	if err := d.record("Events"); err != nil {
+		return nil, err
+	}
+	return d.events, nil
+}

@@ -1,0 +1,53 @@
+// Package keymap owns the console's key bindings, one set shared by every view so
+// that a key means the same thing everywhere.
+package keymap
+
+import "github.com/charmbracelet/bubbles/key"
+
+type KeyMap struct {
+	NextView   key.Binding
+	PrevView   key.Binding
+	Jump       key.Binding // 1-6; shown once in help, matched by the root per digit
+	Filter     key.Binding
+	Help       key.Binding
+	Quit       key.Binding
+	Refresh    key.Binding
+	Up         key.Binding
+	Down       key.Binding
+	Detail     key.Binding
+	Back       key.Binding
+	Status     key.Binding
+	Sort       key.Binding
+	Cancel     key.Binding
+	Requeue    key.Binding
+	RequeueAll key.Binding
+	Purge      key.Binding
+	Reset      key.Binding
+	Yes        key.Binding
+	No         key.Binding
+}
+
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		NextView:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
+		PrevView:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous view")),
+		Jump:       key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "jump to view")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Refresh:    key.NewBinding(key.WithKeys("ctrl+r", "g"), key.WithHelp("g", "refresh")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Detail:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+		Status:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "status filter")),
+		Sort:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel order")),
+		Requeue:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "requeue")),
+		RequeueAll: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "requeue all")),
+		Purge:      key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "purge")),
+		Reset:      key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "reset window")),
+		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "confirm")),
+		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "cancel")),
+	}
+}

@@ -1,0 +1,658 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/tui/keymap"
+	"github.com/hangarhq/hangar/tui/styles"
+)
+
+// Options builds a root model. Only Daemon is required.
+type Options struct {
+	Daemon  Daemon
+	Context context.Context // ends the event feed; the SSH server passes the session's
+	// Target names the daemon on screen (an address, never a credential).
+	Target string
+	Styles *styles.Styles
+	KeyMap *keymap.KeyMap
+	// Now is the clock for relative times; tests fix it so golden files stay stable.
+	Now func() time.Time
+	// Refresh is how often the REST views are re-read besides the live feed.
+	Refresh time.Duration
+	// Frame is the shortest interval between two renders caused by events.
+	Frame time.Duration
+	// Width and Height are the size before the first tea.WindowSizeMsg.
+	Width, Height int
+}
+
+// common is what every view shares; one per program, so per SSH session.
+type common struct {
+	ctx    context.Context
+	d      Daemon
+	st     styles.Styles
+	km     keymap.KeyMap
+	now    func() time.Time
+	spin   *spinner.Model
+	down   bool // the banner is up: views say they wait instead of spinning
+	width  int
+	height int
+}
+
+// view is one screen of the console. Only the active view gets keys; every view sees
+// the other messages, so data keeps flowing into hidden views.
+type view interface {
+	title() string
+	refresh() tea.Cmd
+	update(msg tea.Msg) tea.Cmd
+	handleKey(msg tea.KeyMsg) tea.Cmd
+	render() string
+	setSize(w, h int)
+	filter() string
+	setFilter(string)
+	keys() []key.Binding
+	// modal reports an open detail pane, which esc closes before anything else.
+	modal() bool
+}
+
+type connState int
+
+const (
+	stateLoading connState = iota
+	stateReady
+)
+
+// Model is the console's root: it owns the event feed, the refresh clock, the banner,
+// confirmations, the filter prompt and help, and routes everything else to the views.
+type Model struct {
+	c      *common
+	cancel context.CancelFunc
+	target string
+
+	views  []view
+	active int
+
+	state    connState
+	feed     <-chan api.Event
+	feedConn *api.ConnState
+	feedErr  error // Events itself failed; retried on the refresh clock
+	restErr  error
+	nextPoll time.Time
+	refresh  time.Duration
+	frameDur time.Duration
+	dropped  int
+
+	filterInput textinput.Model
+	filtering   bool
+	confirm     *confirmMsg
+	status      string
+	statusErr   bool
+	help        help.Model
+	spinning    bool
+
+	dirty bool
+	frame string
+	quit  bool
+}
+
+var _ tea.Model = (*Model)(nil)
+
+// New builds a fresh root model; each program (each SSH session) needs its own.
+func New(o Options) *Model {
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	st := styles.DefaultStyles(nil)
+	if o.Styles != nil {
+		st = *o.Styles
+	}
+	km := keymap.DefaultKeyMap()
+	if o.KeyMap != nil {
+		km = *o.KeyMap
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = 5 * time.Second
+	}
+	if o.Frame <= 0 {
+		o.Frame = 100 * time.Millisecond
+	}
+	if o.Width <= 0 {
+		o.Width = 100
+	}
+	if o.Height <= 0 {
+		o.Height = 30
+	}
+	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(st.Title))
+	c := &common{ctx: ctx, d: o.Daemon, st: st, km: km, now: o.Now, spin: &sp}
+	fi := textinput.New()
+	fi.Prompt = "/"
+	fi.Placeholder = "filter"
+	fi.PromptStyle = st.Filter
+	fi.CharLimit = 64
+	h := help.New()
+	h.Styles.ShortKey = st.Title
+	h.Styles.FullKey = st.Title
+	h.Styles.ShortDesc = st.Muted
+	h.Styles.FullDesc = st.Muted
+	m := &Model{
+		c:           c,
+		cancel:      cancel,
+		target:      o.Target,
+		refresh:     o.Refresh,
+		frameDur:    o.Frame,
+		filterInput: fi,
+		help:        h,
+		dirty:       true,
+	}
+	m.views = []view{
+		newOverview(c), newOrders(c), newDeadLetters(c), newRateLimits(c), newBlog(c), newOutbox(c),
+	}
+	m.resize(o.Width, o.Height)
+	m.render()
+	return m
+}
+
+type (
+	feedStartedMsg struct {
+		ch  <-chan api.Event
+		err error
+	}
+	eventsMsg struct {
+		events []api.Event
+		closed bool
+	}
+	frameMsg struct{}
+	pollMsg  struct{}
+	queueMsg struct {
+		stats api.QueueStats
+		err   error
+	}
+	// confirmMsg asks the operator y/n before run; views send it for every action.
+	confirmMsg struct {
+		prompt string
+		run    tea.Cmd
+	}
+	// actionDoneMsg reports an action's outcome on the status line and makes every
+	// view re-read the daemon.
+	actionDoneMsg struct {
+		text string
+		err  error
+	}
+)
+
+// fetchResult is implemented by every view's load message so the root can tell a
+// daemon that went away from one that answered.
+type fetchResult interface{ fetchErr() error }
+
+func (q queueMsg) fetchErr() error { return q.err }
+
+func askConfirm(prompt string, run tea.Cmd) tea.Cmd {
+	return func() tea.Msg { return confirmMsg{prompt: prompt, run: run} }
+}
+
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.startFeed(), m.pollAll(), m.frameTick(), m.startSpinner())
+}
+
+func (m *Model) startFeed() tea.Cmd {
+	d, ctx := m.c.d, m.c.ctx
+	return func() tea.Msg {
+		ch, err := d.Events(ctx)
+		return feedStartedMsg{ch: ch, err: err}
+	}
+}
+
+// waitEvents blocks for one event, then takes whatever else is already queued, so a
+// burst of events costs one message and one state update, not one each.
+func waitEvents(ch <-chan api.Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return eventsMsg{closed: true}
+		}
+		batch := []api.Event{ev}
+		for len(batch) < 1024 {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return eventsMsg{events: batch, closed: true}
+				}
+				batch = append(batch, ev)
+			default:
+				return eventsMsg{events: batch}
+			}
+		}
+		return eventsMsg{events: batch}
+	}
+}
+
+func (m *Model) frameTick() tea.Cmd {
+	return tea.Tick(m.frameDur, func(time.Time) tea.Msg { return frameMsg{} })
+}
+
+func (m *Model) pollTick() tea.Cmd {
+	m.nextPoll = m.c.now().Add(m.refresh)
+	return tea.Tick(m.refresh, func(time.Time) tea.Msg { return pollMsg{} })
+}
+
+func (m *Model) fetchQueue() tea.Cmd {
+	d, ctx := m.c.d, m.c.ctx
+	return func() tea.Msg {
+		s, err := d.Queue(ctx)
+		return queueMsg{stats: s, err: err}
+	}
+}
+
+// pollAll re-reads the queue and every view. Hidden views are refreshed too so that
+// switching is instant; the calls are small and come every few seconds at most.
+func (m *Model) pollAll() tea.Cmd {
+	cmds := []tea.Cmd{m.fetchQueue()}
+	for _, v := range m.views {
+		cmds = append(cmds, v.refresh())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) startSpinner() tea.Cmd {
+	if m.spinning {
+		return nil
+	}
+	m.spinning = true
+	return m.c.spin.Tick
+}
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		m.render()
+		return m, nil
+	case tea.KeyMsg:
+		cmd := m.handleKey(msg)
+		m.render()
+		return m, cmd
+	case frameMsg:
+		if m.dirty || m.bannerText() != "" {
+			m.render()
+		}
+		return m, m.frameTick()
+	case spinner.TickMsg:
+		if !m.loading() {
+			m.spinning = false
+			return m, nil
+		}
+		var cmd tea.Cmd
+		*m.c.spin, cmd = m.c.spin.Update(msg)
+		m.dirty = true
+		return m, cmd
+	case pollMsg:
+		cmds = append(cmds, m.pollAll(), m.pollTick())
+		if m.feed == nil && m.feedErr != nil {
+			m.feedErr = nil
+			cmds = append(cmds, m.startFeed())
+		}
+		return m, tea.Batch(cmds...)
+	case feedStartedMsg:
+		if msg.err != nil {
+			m.feedErr = msg.err
+		} else {
+			m.feed = msg.ch
+			cmds = append(cmds, waitEvents(msg.ch))
+		}
+		cmds = append(cmds, m.pollTick())
+		m.dirty = true
+		return m, tea.Batch(cmds...)
+	case eventsMsg:
+		cmds = append(cmds, m.applyEvents(msg.events)...)
+		if msg.closed {
+			m.feed = nil
+			if m.c.ctx.Err() == nil {
+				m.feedErr = errors.New("event feed closed")
+			}
+		} else {
+			cmds = append(cmds, waitEvents(m.feed))
+		}
+	case confirmMsg:
+		m.confirm = &msg
+		m.render()
+		return m, nil
+	case actionDoneMsg:
+		m.status, m.statusErr = "✓ "+msg.text, msg.err != nil
+		if msg.err != nil {
+			m.status = "✗ " + describeErr(msg.err)
+		}
+		cmds = append(cmds, m.pollAll())
+	case queueMsg:
+		if msg.err == nil {
+			m.state = stateReady
+		}
+	}
+	if f, ok := msg.(fetchResult); ok {
+		m.noteFetch(f.fetchErr())
+	}
+	for _, v := range m.views {
+		cmds = append(cmds, v.update(msg))
+	}
+	if m.loading() {
+		cmds = append(cmds, m.startSpinner())
+	}
+	m.dirty = true
+	return m, tea.Batch(cmds...)
+}
+
+func (m *Model) applyEvents(evs []api.Event) []tea.Cmd {
+	for _, ev := range evs {
+		switch ev.Type {
+		case api.EventConn:
+			m.feedConn = ev.Conn
+		case api.EventSnapshot:
+			m.state = stateReady
+			m.restErr = nil
+		case api.EventDropped:
+			m.dropped += ev.Dropped
+		}
+	}
+	batch := eventBatchMsg(evs)
+	var cmds []tea.Cmd
+	for _, v := range m.views {
+		cmds = append(cmds, v.update(batch))
+	}
+	return cmds
+}
+
+// eventBatchMsg is how views receive live events: already coalesced by the root.
+type eventBatchMsg []api.Event
+
+// noteFetch keeps the banner honest: a transport failure means the daemon is gone, a
+// refused token means the console cannot work; anything else is a view's business.
+func (m *Model) noteFetch(err error) {
+	if err == nil {
+		m.restErr = nil
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Status != 401 && ae.Status != 403 && ae.Status != 503 {
+		return
+	}
+	m.restErr = err
+}
+
+func (m *Model) loading() bool { return m.state == stateLoading && m.bannerText() == "" }
+
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	km := m.c.km
+	if m.confirm != nil {
+		switch {
+		case key.Matches(msg, km.Yes):
+			run := m.confirm.run
+			m.confirm = nil
+			m.status, m.statusErr = "working…", false
+			return run
+		case key.Matches(msg, km.No):
+			m.confirm = nil
+			m.status, m.statusErr = "cancelled", false
+		case msg.String() == "ctrl+c":
+			return m.quitCmd()
+		}
+		return nil
+	}
+	if m.filtering {
+		switch msg.String() {
+		case "enter":
+			m.filtering = false
+			m.filterInput.Blur()
+			return nil
+		case "esc":
+			m.filtering = false
+			m.filterInput.Blur()
+			m.filterInput.SetValue("")
+			m.activeView().setFilter("")
+			return nil
+		case "ctrl+c":
+			return m.quitCmd()
+		}
+		var cmd tea.Cmd
+		m.filterInput, cmd = m.filterInput.Update(msg)
+		m.activeView().setFilter(m.filterInput.Value())
+		return cmd
+	}
+	switch {
+	case key.Matches(msg, km.Quit):
+		return m.quitCmd()
+	case key.Matches(msg, km.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		m.resize(m.c.width, m.c.height)
+		return nil
+	case key.Matches(msg, km.NextView):
+		m.switchTo((m.active + 1) % len(m.views))
+		return nil
+	case key.Matches(msg, km.PrevView):
+		m.switchTo((m.active + len(m.views) - 1) % len(m.views))
+		return nil
+	case key.Matches(msg, km.Jump):
+		m.switchTo(int(msg.String()[0] - '1'))
+		return nil
+	case key.Matches(msg, km.Filter):
+		m.filtering = true
+		m.filterInput.SetValue(m.activeView().filter())
+		m.filterInput.CursorEnd()
+		return m.filterInput.Focus()
+	case key.Matches(msg, km.Refresh):
+		m.status = ""
+		if m.feed == nil && m.feedErr != nil {
+			m.feedErr = nil
+			return tea.Batch(m.pollAll(), m.startFeed())
+		}
+		return m.pollAll()
+	case key.Matches(msg, km.Back) && !m.activeView().modal() && m.activeView().filter() != "":
+		m.activeView().setFilter("")
+		return nil
+	}
+	return m.activeView().handleKey(msg)
+}
+
+func (m *Model) quitCmd() tea.Cmd {
+	m.quit = true
+	m.cancel()
+	return tea.Quit
+}
+
+func (m *Model) switchTo(i int) {
+	if i < 0 || i >= len(m.views) || i == m.active {
+		return
+	}
+	m.active = i
+	m.status = ""
+	m.resize(m.c.width, m.c.height)
+}
+
+func (m *Model) activeView() view { return m.views[m.active] }
+
+// resize gives the active view whatever the chrome around it leaves.
+func (m *Model) resize(w, h int) {
+	m.c.width, m.c.height = w, h
+	m.help.Width = w
+	m.filterInput.Width = max(10, w/3)
+	chrome := lipgloss.Height(m.header()) + lipgloss.Height(m.footer())
+	if b := m.bannerText(); b != "" {
+		chrome += lipgloss.Height(m.banner(b))
+	}
+	for _, v := range m.views {
+		v.setSize(w, max(3, h-chrome))
+	}
+}
+
+// View returns the last rendered frame: events only mark the model dirty, and the
+// frame tick renders at most once per Options.Frame however fast they arrive.
+func (m *Model) View() string { return m.frame }
+
+func (m *Model) render() {
+	m.dirty = false
+	if m.quit {
+		// Leave the final screen as it was: it is what the operator last saw.
+		return
+	}
+	b := m.bannerText()
+	m.c.down = b != ""
+	m.resize(m.c.width, m.c.height)
+	var body string
+	switch {
+	case m.state == stateLoading && b == "":
+		body = m.c.spin.View() + " connecting to the daemon" + targetSuffix(m.target) + "…"
+	default:
+		body = m.activeView().render()
+	}
+	parts := []string{m.header()}
+	if b != "" {
+		parts = append(parts, m.banner(b))
+	}
+	bodyH := m.c.height - lipgloss.Height(strings.Join(parts, "\n")) - lipgloss.Height(m.footer())
+	body = lipgloss.NewStyle().MaxHeight(max(1, bodyH)).Render(body)
+	if pad := bodyH - lipgloss.Height(body); pad > 0 {
+		body += strings.Repeat("\n", pad)
+	}
+	parts = append(parts, body, m.footer())
+	m.frame = lipgloss.NewStyle().MaxWidth(m.c.width).MaxHeight(m.c.height).Render(strings.Join(parts, "\n"))
+}
+
+func targetSuffix(t string) string {
+	if t == "" {
+		return ""
+	}
+	return " at " + t
+}
+
+func (m *Model) header() string {
+	st := m.c.st
+	tabs := []string{st.Title.Render("hangar")}
+	for i, v := range m.views {
+		label := fmt.Sprintf("%d %s", i+1, v.title())
+		if i == m.active {
+			tabs = append(tabs, st.ActiveTab.Render(label))
+		} else {
+			tabs = append(tabs, st.Tab.Render(label))
+		}
+	}
+	line := strings.Join(tabs, " ")
+	if m.dropped > 0 {
+		line += st.Muted.Render(fmt.Sprintf("  (%d events skipped)", m.dropped))
+	}
+	return line
+}
+
+// bannerText is non-empty while the daemon cannot be reached (or refuses us).
+func (m *Model) bannerText() string {
+	var err error
+	var retry time.Time
+	switch {
+	case m.feedConn != nil && !m.feedConn.Connected:
+		err, retry = errors.New(m.feedConn.Err), m.feedConn.RetryAt
+	case m.feedErr != nil:
+		err, retry = m.feedErr, m.nextPoll
+	}
+	if m.restErr != nil {
+		var ae *api.Error
+		if errors.As(m.restErr, &ae) || err == nil {
+			err = m.restErr
+			if retry.IsZero() {
+				retry = m.nextPoll
+			}
+		}
+	}
+	if err == nil {
+		return ""
+	}
+	what := "daemon unreachable" + targetSuffix(m.target)
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		what = "daemon refused the console" + targetSuffix(m.target)
+	}
+	wait := "reconnecting…"
+	if d := retry.Sub(m.c.now()); d > 0 {
+		wait = fmt.Sprintf("reconnecting in %ds", int(math.Ceil(d.Seconds())))
+	}
+	return fmt.Sprintf("%s: %s — %s", what, describeErr(err), wait)
+}
+
+func (m *Model) banner(text string) string {
+	return m.c.st.Banner.Width(m.c.width).Render(text)
+}
+
+func (m *Model) footer() string {
+	st := m.c.st
+	var line string
+	switch {
+	case m.confirm != nil:
+		line = st.Confirm.Render(m.confirm.prompt + " (y/n)")
+	case m.filtering:
+		line = m.filterInput.View()
+	case m.activeView().filter() != "":
+		line = st.Filter.Render("filter: "+m.activeView().filter()) + st.Muted.Render("  (esc clears)")
+	}
+	if m.status != "" && m.confirm == nil {
+		s := st.Status
+		if m.statusErr {
+			s = st.StatusErr
+		}
+		if line != "" {
+			line += "  "
+		}
+		line += s.Render(m.status)
+	}
+	return line + "\n" + m.help.View(helpKeys{m})
+}
+
+// helpKeys adapts the active view's keys and the global ones to bubbles/help.
+type helpKeys struct{ m *Model }
+
+func (h helpKeys) global() []key.Binding {
+	km := h.m.c.km
+	return []key.Binding{km.NextView, km.Jump, km.Filter, km.Refresh, km.Help, km.Quit}
+}
+
+func (h helpKeys) ShortHelp() []key.Binding {
+	return append(h.m.activeView().keys(), h.m.c.km.Help, h.m.c.km.Quit)
+}
+
+func (h helpKeys) FullHelp() [][]key.Binding {
+	km := h.m.c.km
+	return [][]key.Binding{h.m.activeView().keys(), {km.NextView, km.PrevView, km.Jump}, {km.Filter, km.Refresh, km.Help, km.Quit}}
+}
+
+// describeErr turns an error into one short line: the daemon's own sentence when it
+// answered, the transport's otherwise.
+func describeErr(err error) string {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		if ae.Message != "" {
+			return fmt.Sprintf("%s (%d)", ae.Message, ae.Status)
+		}
+		return fmt.Sprintf("%s (%d)", ae.Code, ae.Status)
+	}
+	s := err.Error()
+	if i := strings.LastIndex(s, ": dial tcp"); i >= 0 {
+		s = s[i+2:]
+	}
+	return s
+}

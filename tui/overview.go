@@ -1,0 +1,204 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/hangarhq/hangar/tui/api"
+)
+
+// historyLen is how many snapshots the sparklines remember: three minutes at the
+// daemon's one snapshot per second.
+const historyLen = 180
+
+type sample struct {
+	at         time.Time
+	depth      float64
+	inFlight   float64
+	retryRate  float64
+	deadLetter float64
+	lag        float64
+	throughput float64
+}
+
+// overview shows the queue's vital signs, each with a sparkline, and a tail of the
+// order lifecycle feed.
+type overview struct {
+	c       *common
+	w, h    int
+	stats   *api.QueueStats
+	samples []sample
+	recent  []api.OrderEvent
+	filt    string
+}
+
+func newOverview(c *common) *overview { return &overview{c: c} }
+
+func (v *overview) title() string                { return "overview" }
+func (v *overview) refresh() tea.Cmd             { return nil } // the root's queue poll feeds it
+func (v *overview) setSize(w, h int)             { v.w, v.h = w, h }
+func (v *overview) filter() string               { return v.filt }
+func (v *overview) setFilter(s string)           { v.filt = s }
+func (v *overview) modal() bool                  { return false }
+func (v *overview) handleKey(tea.KeyMsg) tea.Cmd { return nil }
+func (v *overview) keys() []key.Binding          { return nil }
+
+func (v *overview) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case queueMsg:
+		if msg.err == nil {
+			v.add(msg.stats)
+		}
+	case eventBatchMsg:
+		for _, ev := range msg {
+			switch ev.Type {
+			case api.EventSnapshot:
+				v.add(*ev.Snapshot)
+			case api.EventOrder:
+				v.recent = append(v.recent, *ev.Order)
+				if len(v.recent) > 200 {
+					v.recent = v.recent[len(v.recent)-200:]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// add records a snapshot; rates come from the counters' change since the previous
+// one, so a poll and an event at the same instant do not spike them.
+func (v *overview) add(s api.QueueStats) {
+	if v.stats != nil && !s.At.After(v.stats.At) {
+		if s.At.Equal(v.stats.At) {
+			return
+		}
+		// Older than what we have (a slow poll): keep the newer picture.
+		return
+	}
+	smp := sample{
+		at: s.At, depth: float64(s.Depth), inFlight: float64(s.InFlight),
+		deadLetter: float64(s.DeadLetters), lag: s.LagSeconds,
+	}
+	if p := v.stats; p != nil {
+		if dt := s.At.Sub(p.At).Seconds(); dt > 0 {
+			smp.retryRate = max(0, float64(s.Retried-p.Retried)/dt)
+			smp.throughput = max(0, float64(s.Succeeded+s.DeadLettered-p.Succeeded-p.DeadLettered)/dt)
+		}
+	}
+	v.stats = &s
+	v.samples = append(v.samples, smp)
+	if len(v.samples) > historyLen {
+		v.samples = v.samples[len(v.samples)-historyLen:]
+	}
+}
+
+func (v *overview) series(f func(sample) float64) []float64 {
+	out := make([]float64, len(v.samples))
+	for i, s := range v.samples {
+		out[i] = f(s)
+	}
+	return out
+}
+
+func (v *overview) render() string {
+	st := v.c.st
+	if v.stats == nil {
+		return loadingLine(v.c, "queue")
+	}
+	s := v.stats
+	last := v.samples[len(v.samples)-1]
+	type card struct {
+		label, value, sub string
+		alarm             bool
+		vals              []float64
+	}
+	cards := []card{
+		{"queue depth", fmt.Sprint(s.Depth), fmt.Sprintf("%d pending · %d retry · alarm >%d", s.Pending, s.WaitingRetry, s.Thresholds.Depth),
+			s.Alarms.Depth, v.series(func(x sample) float64 { return x.depth })},
+		{"in flight", fmt.Sprintf("%d/%d", s.InFlight, s.MaxConcurrency), fmt.Sprintf("%d started", s.Started),
+			false, v.series(func(x sample) float64 { return x.inFlight })},
+		{"retries", fmt.Sprintf("%.1f/s", last.retryRate), fmt.Sprintf("%d retried in total", s.Retried),
+			false, v.series(func(x sample) float64 { return x.retryRate })},
+		{"dead letters", fmt.Sprint(s.DeadLetters), fmt.Sprintf("%d dead-lettered · alarm >%d", s.DeadLettered, s.Thresholds.DeadLetters),
+			s.Alarms.DeadLetters, v.series(func(x sample) float64 { return x.deadLetter })},
+		{"consumer lag", humanDuration(time.Duration(s.LagSeconds * float64(time.Second))), fmt.Sprintf("alarm >%s", humanDuration(time.Duration(s.Thresholds.LagSeconds*float64(time.Second)))),
+			s.Alarms.Lag, v.series(func(x sample) float64 { return x.lag })},
+		{"throughput", fmt.Sprintf("%.1f/s", last.throughput), fmt.Sprintf("%d done · %d enqueued", s.Succeeded, s.Enqueued),
+			false, v.series(func(x sample) float64 { return x.throughput })},
+	}
+	perRow := 3
+	switch {
+	case v.w < 60:
+		perRow = 1
+	case v.w < 96:
+		perRow = 2
+	}
+	cardW := v.w/perRow - 2  // border
+	inner := max(8, cardW-2) // padding
+	var rows []string
+	var row []string
+	for i, cd := range cards {
+		box, val := st.Box, st.Value
+		if cd.alarm {
+			box, val = st.AlarmBox, st.Alarm
+		}
+		label := st.Label.Render(cd.label)
+		if cd.alarm {
+			label += " " + st.Alarm.Render("ALARM")
+		}
+		body := strings.Join([]string{
+			label,
+			val.Render(cd.value),
+			st.Sparkline.Render(sparkline(cd.vals, inner)),
+			st.Muted.Render(truncate(cd.sub, inner)),
+		}, "\n")
+		row = append(row, box.Width(cardW).Render(body))
+		if len(row) == perRow || i == len(cards)-1 {
+			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+			row = nil
+		}
+	}
+	out := strings.Join(rows, "\n")
+	out += "\n" + st.Muted.Render(fmt.Sprintf("snapshot %s · sparklines cover the last %s", s.At.UTC().Format("15:04:05"), humanDuration(time.Duration(len(v.samples))*time.Second)))
+	room := v.h - lipgloss.Height(out) - 2
+	if room > 0 {
+		out += "\n\n" + st.Title.Render("recent order events") + "\n" + v.feed(room-1)
+	}
+	return out
+}
+
+func (v *overview) feed(n int) string {
+	st := v.c.st
+	var lines []string
+	for i := len(v.recent) - 1; i >= 0 && len(lines) < n; i-- {
+		e := v.recent[i]
+		line := fmt.Sprintf("%s #%-6d %-15s %-12s attempt %d", e.At.UTC().Format("15:04:05"), e.OrderID, e.Event, e.Status, e.Attempt)
+		if e.Error != "" {
+			line += "  " + oneLine(e.Error)
+		}
+		if !containsFold(line, v.filt) {
+			continue
+		}
+		lines = append(lines, statusStyle(st, e.Status).Render(truncate(line, v.w)))
+	}
+	if len(lines) == 0 {
+		return st.Muted.Render("waiting for orders…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func truncate(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r))+1 > w {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}

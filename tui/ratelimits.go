@@ -1,0 +1,176 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/table"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/hangarhq/hangar/tui/api"
+)
+
+type rateLimitsMsg struct {
+	rl  api.RateLimits
+	err error
+}
+
+func (m rateLimitsMsg) fetchErr() error { return m.err }
+
+// nearShare is the share of the limit from which a user counts as "near" it.
+const nearShare = 0.8
+
+// rateLimits shows users' open message windows, busiest first, and resets one on
+// confirmation, as the original operators did by deleting the user's KV key.
+type rateLimits struct {
+	c      *common
+	w, h   int
+	tbl    table.Model
+	rl     api.RateLimits
+	rows   []api.RateWindow
+	loaded bool
+	err    error
+	filt   string
+}
+
+var rateCols = []column{{"user", 10, 1, 0}, {"count", 7, 0, 0}, {"window", 12, 2, 1}, {"resets in", 9, 0, 2}, {"state", 8, 0, 0}}
+
+func newRateLimits(c *common) *rateLimits {
+	return &rateLimits{c: c, tbl: newTable(c.st, rateCols)}
+}
+
+func (v *rateLimits) title() string       { return "rate limits" }
+func (v *rateLimits) filter() string      { return v.filt }
+func (v *rateLimits) modal() bool         { return false }
+func (v *rateLimits) setFilter(s string)  { v.filt = s; v.rebuild() }
+func (v *rateLimits) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down, v.c.km.Reset} }
+
+func (v *rateLimits) refresh() tea.Cmd {
+	d, ctx := v.c.d, v.c.ctx
+	return func() tea.Msg {
+		rl, err := d.RateLimits(ctx, 1)
+		return rateLimitsMsg{rl: rl, err: err}
+	}
+}
+
+func (v *rateLimits) setSize(w, h int) {
+	v.w, v.h = w, h
+	v.tbl.SetColumns(fitColumns(rateCols, w))
+	v.tbl.SetWidth(w)
+	v.tbl.SetHeight(max(2, h-1))
+}
+
+func (v *rateLimits) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case rateLimitsMsg:
+		v.err = msg.err
+		if msg.err == nil {
+			v.rl, v.loaded = msg.rl, true
+			v.rebuild()
+		}
+	case eventBatchMsg:
+		changed := false
+		for _, ev := range msg {
+			if ev.Type != api.EventRateLimit {
+				continue
+			}
+			e := ev.RateLimit
+			changed = true
+			if i := slices.IndexFunc(v.rl.Windows, func(w api.RateWindow) bool { return w.UserID == e.UserID }); i >= 0 {
+				v.rl.Windows[i].Count, v.rl.Windows[i].Limited = e.Count, e.Limited
+			} else {
+				v.rl.Windows = append(v.rl.Windows, api.RateWindow{UserID: e.UserID, Count: e.Count, Limited: e.Limited})
+			}
+		}
+		if changed {
+			v.rebuild()
+		}
+	}
+	return nil
+}
+
+func (v *rateLimits) state(w api.RateWindow) string {
+	switch {
+	case w.Limited || (v.rl.Limit > 0 && w.Count >= v.rl.Limit):
+		return "LIMITED"
+	case v.rl.Limit > 0 && float64(w.Count) >= nearShare*float64(v.rl.Limit):
+		return "near"
+	}
+	return "ok"
+}
+
+func (v *rateLimits) rebuild() {
+	v.rows = v.rows[:0]
+	for _, w := range v.rl.Windows {
+		if containsFold(fmt.Sprintf("%d %s", w.UserID, v.state(w)), v.filt) {
+			v.rows = append(v.rows, w)
+		}
+	}
+	slices.SortStableFunc(v.rows, func(a, b api.RateWindow) int { return b.Count - a.Count })
+	now := v.c.now()
+	barW := max(4, fitColumns(rateCols, v.w)[2].Width)
+	rows := make([]table.Row, len(v.rows))
+	for i, w := range v.rows {
+		reset := "-"
+		if !w.ResetAt.IsZero() {
+			reset = humanDuration(w.ResetAt.Sub(now))
+		}
+		rows[i] = table.Row{strconv.FormatInt(w.UserID, 10), fmt.Sprintf("%d/%d", w.Count, v.rl.Limit), bar(w.Count, v.rl.Limit, barW), reset, v.state(w)}
+	}
+	v.tbl.SetRows(rows)
+	keepCursor(&v.tbl)
+}
+
+func bar(n, of, w int) string {
+	if of <= 0 {
+		return ""
+	}
+	full := min(w, n*w/of)
+	return strings.Repeat("█", full) + strings.Repeat("░", w-full)
+}
+
+func (v *rateLimits) handleKey(msg tea.KeyMsg) tea.Cmd {
+	if key.Matches(msg, v.c.km.Reset) {
+		i := v.tbl.Cursor()
+		if i < 0 || i >= len(v.rows) {
+			return nil
+		}
+		user := v.rows[i].UserID
+		d, ctx := v.c.d, v.c.ctx
+		return askConfirm(fmt.Sprintf("Reset the message window of user %d?", user), func() tea.Msg {
+			_, err := d.ResetRateLimit(ctx, user)
+			return actionDoneMsg{text: fmt.Sprintf("user %d's window reset", user), err: wrapAction(err, "reset user %d", user)}
+		})
+	}
+	var cmd tea.Cmd
+	v.tbl, cmd = v.tbl.Update(msg)
+	return cmd
+}
+
+func (v *rateLimits) render() string {
+	st := v.c.st
+	limited, near := 0, 0
+	for _, w := range v.rl.Windows {
+		switch v.state(w) {
+		case "LIMITED":
+			limited++
+		case "near":
+			near++
+		}
+	}
+	head := st.Label.Render(fmt.Sprintf("limit %d per %ds · %d open windows · ", v.rl.Limit, v.rl.WindowSeconds, len(v.rl.Windows)))
+	head += st.Alarm.Render(fmt.Sprintf("%d limited", limited)) + st.Label.Render(" · ") + st.Warn.Render(fmt.Sprintf("%d near", near))
+	if v.err != nil {
+		head += "  " + st.StatusErr.Render(describeErr(v.err))
+	}
+	switch {
+	case !v.loaded && v.err == nil:
+		return head + "\n" + loadingLine(v.c, "rate limits")
+	case len(v.rows) == 0:
+		return head + "\n" + st.Muted.Render("no open windows")
+	}
+	return head + "\n" + v.tbl.View()
+}
