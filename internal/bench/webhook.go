@@ -57,6 +57,10 @@ func runWebhookBench() error {
 	fmt.Println()
 	ratio := durable.RPS() / baseline.RPS()
 	printTarget("ratio hangar/baseline", fmt.Sprintf("%.2f", ratio), fmt.Sprintf(">= %.2f", targetRatio), ratio >= targetRatio)
+	if d := durable.CPUPerRequest(); d > 0 {
+		fmt.Printf("  %-24s %9.2f   baseline cpu/req ÷ hangar cpu/req: the ratio a CPU-bound run would reach; steadier than req/s on a shared machine\n",
+			"cpu ratio", float64(baseline.CPUPerRequest())/float64(d))
+	}
 	p99 := durable.Percentile(0.99)
 	printTarget("p99 hangar", fmtDur(p99), "< "+fmtDur(targetP99), p99 < targetP99)
 	return errors.Join(durable.check("hangar"), baseline.check("baseline"))
