@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/catalog"
+	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/engine/telegram"
 	hangarhttp "github.com/hangarhq/hangar/http"
 	telegramfake "github.com/hangarhq/hangar/internal/fakes/telegram"
@@ -65,6 +67,12 @@ type Options struct {
 	WrapStore func(engine.Store) engine.Store
 	// Dir reuses a data directory (for restart tests); empty means a new temp dir.
 	Dir string
+	// Queue tunes provisioning; Providers replaces the default instant simulator.
+	Queue     engine.QueueConfig
+	Providers map[string]engine.Provider
+	Catalog   *catalog.Catalog
+	// AdminChatID receives dead-letter notices.
+	AdminChatID int64
 }
 
 // Env is a running hangar.
@@ -77,6 +85,7 @@ type Env struct {
 	Registry *prometheus.Registry
 	Dir      string
 	Logs     *SyncBuffer
+	Password func(orderID int64) string
 	server   *hangarhttp.Server
 }
 
@@ -122,9 +131,20 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.WrapStore != nil {
 		es = opts.WrapStore(st)
 	}
+	if opts.Providers == nil {
+		opts.Providers = map[string]engine.Provider{"sim": cloud.NewSim(cloud.SimConfig{})}
+	}
+	if opts.Queue.Tick == 0 {
+		opts.Queue.Tick = 5 * time.Millisecond
+	}
+	if opts.Queue.PollInterval == 0 {
+		opts.Queue.PollInterval = 10 * time.Millisecond
+	}
+	env.Password = engine.NewPasswordDeriver([]byte("hangartest password key, 32 bytes!"))
 	env.Engine, err = engine.New(engine.Config{
 		RateLimit: opts.RateLimit, RateWindow: opts.RateWindow, Clock: env.Clock, Logger: log,
-		Registry: env.Registry, SendInterval: time.Millisecond,
+		Registry: env.Registry, SendInterval: time.Millisecond, Queue: opts.Queue,
+		Providers: opts.Providers, Catalog: opts.Catalog, Password: env.Password, AdminChatID: opts.AdminChatID,
 	}, es, tg)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +154,8 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	env.server = hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: WebhookSecret, AdminToken: AdminToken, MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
-	}, hangarhttp.Deps{Updates: env.Engine, RateLimits: env.Engine, Health: env.Engine, Store: st})
+	}, hangarhttp.Deps{Updates: env.Engine, RateLimits: env.Engine, Health: env.Engine, Store: st,
+		Orders: env.Engine, Balances: st, Blog: st})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -282,4 +303,45 @@ func (e *Env) Settle(t testing.TB) {
 		q, err := e.Store.QueuedMessages(1)
 		return err == nil && len(q) == 0
 	})
+}
+
+// Bearer sends a request with the webhook secret as bearer (the provisioning API).
+func (e *Env) Bearer(t testing.TB, method, path string, body []byte) Response {
+	t.Helper()
+	return Do(t, method, e.URL+path, body, "Authorization", "Bearer "+WebhookSecret)
+}
+
+// Deposit credits a user through the admin API.
+func (e *Env) Deposit(t testing.TB, user, amount int64) {
+	t.Helper()
+	r := e.Admin(t, http.MethodPost, fmt.Sprintf("/admin/users/%d/deposit", user), []byte(fmt.Sprintf(`{"amount":%d}`, amount)))
+	if r.Status != 200 {
+		t.Fatalf("deposit: %d %s", r.Status, r.Body)
+	}
+}
+
+// Order creates an order over POST /orders and returns its id.
+func (e *Env) Order(t testing.TB, user int64, spec, region string) int64 {
+	t.Helper()
+	r := e.Bearer(t, http.MethodPost, "/orders", []byte(fmt.Sprintf(`{"user_id":%d,"telegram_user_id":"%d","spec_id":%q,"region":%q}`, user, user, spec, region)))
+	if r.Status != 201 {
+		t.Fatalf("create order: %d %s", r.Status, r.Body)
+	}
+	var out struct {
+		OrderID int64 `json:"order_id"`
+	}
+	r.JSON(t, &out)
+	return out.OrderID
+}
+
+// WaitStatus waits until an order reaches status.
+func (e *Env) WaitStatus(t testing.TB, id int64, status string, timeout time.Duration) store.Order {
+	t.Helper()
+	var o store.Order
+	WaitFor(t, timeout, fmt.Sprintf("order %d to be %s (last %q)", id, status, o.Status), func() bool {
+		var err error
+		o, err = e.Store.GetOrder(id)
+		return err == nil && o.Status == status
+	})
+	return o
 }
