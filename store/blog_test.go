@@ -407,3 +407,35 @@ func TestAllowBlogWrite(t *testing.T) {
 		t.Fatal("write after the window refused")
 	}
 }
+
+// A client sweeping many slugs keeps one bounded reader record: beyond maxReaderSlugs
+// its oldest views leave the dedup window early, and nothing grows.
+func TestReaderRecordIsBounded(t *testing.T) {
+	s, clock := blogSetup(t)
+	for i := 0; i <= maxReaderSlugs; i++ {
+		clock.Advance(time.Second)
+		if res, err := s.RecordView(Hit{Slug: fmt.Sprintf("p%d", i), IP: "192.0.2.9"}); err != nil || !res.Counted {
+			t.Fatalf("view %d: %+v %v", i, res, err)
+		}
+	}
+	if res, _ := s.RecordView(Hit{Slug: fmt.Sprintf("p%d", maxReaderSlugs), IP: "192.0.2.9"}); res.Counted {
+		t.Fatal("the newest slug was counted twice inside the window")
+	}
+	if res, _ := s.RecordView(Hit{Slug: "p0", IP: "192.0.2.9"}); !res.Counted {
+		t.Fatal("the oldest slug is still remembered past maxReaderSlugs")
+	}
+	r := reader{}
+	for i := 0; i < 3*maxReaderSlugs; i++ {
+		r = r.with(fmt.Sprintf("s%d", i), clock.Now())
+	}
+	if len(r) != maxReaderSlugs {
+		t.Fatalf("reader holds %d slugs, want %d", len(r), maxReaderSlugs)
+	}
+	back, err := decodeReader(r.encode())
+	if err != nil || len(back) != len(r) || back[0] != r[0] || back[len(back)-1] != r[len(r)-1] {
+		t.Fatalf("reader round trip: %v", err)
+	}
+	if _, err := decodeReader([]byte{1, 2, 3}); err == nil {
+		t.Fatal("a truncated record decoded")
+	}
+}

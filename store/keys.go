@@ -28,9 +28,8 @@ const (
 	// blog (seed 004)
 	prefixViews       = "views:"             // views:{slug} → total, 8 BE; bounded by MaxSlugs
 	prefixViewsDay    = "viewsday:"          // viewsday:{YYYY-MM-DD} → views that day, 8 BE, TTL 400d
-	prefixViewSeen    = "viewseen:"          // viewseen:{iphash}:{slug} → counted at (ns, 8 BE), TTL 30m
-	prefixVisitor     = "visitor:"           // visitor:{seq:8 BE} → Visitor, capped at VisitorCap
-	prefixUniqueDay   = "uvday:"             // uvday:{YYYY-MM-DD}:{iphash} → empty, TTL 48h
+	prefixReader      = "reader:"            // reader:{day-salted iphash} → slugs counted in the last 30m; marks a unique visitor; TTL 25h
+	prefixVisitor     = "visitor:"           // visitor:{seq mod VisitorCap:8 BE} → seq:8 BE + Visitor: a ring
 	prefixUniqueCount = "uvcount:"           // uvcount:{YYYY-MM-DD} → unique visitors that day, 8 BE, TTL 400d
 	prefixIPSalt      = prefixMeta + "salt:" // meta:salt:{YYYY-MM-DD} → 16 random bytes, TTL 48h
 	prefixComment     = "comment:"           // comment:{id:8 BE} → commentRecord, capped at CommentCap

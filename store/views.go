@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -30,8 +29,6 @@ const (
 	MaxSlugs = 100_000
 	// DailyRetention is how long per-day totals (views, unique visitors) are kept.
 	DailyRetention = 400 * 24 * time.Hour
-	// UniqueVisitorTTL keeps a (day, ip hash) marker past the end of its day and no longer.
-	UniqueVisitorTTL = 48 * time.Hour
 	// saltTTL keeps yesterday's salt while today's dedup windows may still refer to it,
 	// then lets it go so that old hashes can no longer be linked to an IP.
 	saltTTL = 48 * time.Hour
@@ -94,10 +91,11 @@ type ViewResult struct {
 }
 
 // RecordView counts a view of h.Slug unless the same IP was counted for that slug in
-// the last ViewDedupWindow, logs the hit in the visitor log, and marks the IP as a
-// unique visitor of the day. The IP itself is only kept in the capped visitor log: the
-// dedup and unique-visitor keys hold a hash salted with a random salt that changes
-// every day (Plausible's scheme).
+// the last ViewDedupWindow, logs the hit in the visitor log, and counts the IP once per
+// day as a unique visitor. The IP itself is only kept in the capped visitor log: the
+// dedup state is keyed by a hash of the IP salted with a random salt that changes every
+// day (Plausible's scheme). One reader record per hash serves both the dedup window and
+// the unique-visitor set, so that a view reads and writes as few keys as possible.
 func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	if err := ValidateSlug(h.Slug); err != nil {
 		return ViewResult{}, err
@@ -107,7 +105,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	if err != nil {
 		return ViewResult{}, err
 	}
-	logged, err := json.Marshal(Visitor{
+	logged, err := encodeVisitorSlot(seq, Visitor{
 		TS: now.Truncate(time.Second), IP: h.IP, Slug: h.Slug,
 		Country: h.Country, City: h.City, Lat: h.Lat, Lon: h.Lon,
 	})
@@ -119,20 +117,26 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	if err != nil {
 		return ViewResult{}, err
 	}
-	hash := ipHash(salt, h.IP)
+	key := readerKey(ipHash(salt, h.IP))
 	var res ViewResult
 	err = s.group.do(func(txn *badger.Txn) error {
 		res = ViewResult{} // the op re-runs on conflict
-		seen, err := recentlyCounted(txn, h.IP, hash, h.Slug, now)
+		rd, known, err := getReader(txn, key)
 		if err != nil {
 			return err
 		}
-		total, known, err := getU64(txn, viewsKey(h.Slug))
+		seen := rd.countedSince(h.Slug, now.Add(-ViewDedupWindow))
+		if !seen {
+			if seen, err = countedYesterday(txn, h.IP, h.Slug, now); err != nil {
+				return err
+			}
+		}
+		total, slugKnown, err := getU64(txn, viewsKey(h.Slug))
 		if err != nil {
 			return err
 		}
 		if !seen {
-			if !known {
+			if !slugKnown {
 				if err := claimSlug(txn); err != nil {
 					return err
 				}
@@ -144,33 +148,30 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 			if _, err := addU64(txn, viewsDayKey(day), 1, DailyRetention); err != nil {
 				return err
 			}
-			var ts [8]byte
-			binary.BigEndian.PutUint64(ts[:], uint64(now.UnixNano()))
-			// Badger expires on the wall clock; the stored time is what decides, so
-			// the TTL only has to outlive the window.
-			e := badger.NewEntry(viewSeenKey(hash, h.Slug), ts[:]).WithTTL(ViewDedupWindow + time.Minute)
-			if err := txn.SetEntry(e); err != nil {
-				return err
-			}
+			rd = rd.with(h.Slug, now)
 			res.Counted = true
 		}
 		res.Total = total
-		if err := markUnique(txn, day, hash); err != nil {
-			return err
+		if !known {
+			// The hash is the day's, so a reader unknown to the store is a new
+			// visitor of the day.
+			if _, err := addU64(txn, uniqueCountKey(day), 1, DailyRetention); err != nil {
+				return err
+			}
 		}
-		return appendCapped(txn, prefixVisitor, seq, VisitorCap, logged)
+		if !seen || !known {
+			if err := txn.SetEntry(badger.NewEntry(key, rd.encode()).WithTTL(readerTTL)); err != nil {
+				return err
+			}
+		}
+		return txn.Set(visitorSlotKey(seq), logged)
 	})
 	return res, err
 }
 
-// recentlyCounted reports whether hash viewed slug within ViewDedupWindow of now. Just
-// after midnight the window reaches into yesterday, whose views were keyed with
-// yesterday's salt, so that salt is tried too.
-func recentlyCounted(txn *badger.Txn, ip string, hash []byte, slug string, now time.Time) (bool, error) {
-	seen, err := countedWithin(txn, viewSeenKey(hash, slug), now)
-	if err != nil || seen {
-		return seen, err
-	}
+// countedYesterday covers the first ViewDedupWindow after midnight, when the window
+// reaches into yesterday, whose views were recorded under yesterday's salt.
+func countedYesterday(txn *badger.Txn, ip, slug string, now time.Time) (bool, error) {
 	midnight := now.Truncate(24 * time.Hour) // UTC days
 	if now.Sub(midnight) >= ViewDedupWindow {
 		return false, nil
@@ -179,25 +180,96 @@ func recentlyCounted(txn *badger.Txn, ip string, hash []byte, slug string, now t
 	if err != nil || salt == nil {
 		return false, err
 	}
-	return countedWithin(txn, viewSeenKey(ipHash(salt, ip), slug), now)
+	rd, _, err := getReader(txn, readerKey(ipHash(salt, ip)))
+	return rd.countedSince(slug, now.Add(-ViewDedupWindow)), err
 }
 
-func countedWithin(txn *badger.Txn, key []byte, now time.Time) (bool, error) {
+// reader is what the store remembers about one salted IP hash for a day: the slugs it
+// was counted for recently, newest last, each with the time it was counted.
+type reader []readerEntry
+
+type readerEntry struct {
+	at   int64 // unix ns
+	slug string
+}
+
+const (
+	// readerTTL outlives the day the hash belongs to (the unique-visitor set) and the
+	// dedup window past its midnight. Badger expires on the wall clock; the stored
+	// times are what decide.
+	readerTTL = 25 * time.Hour
+	// maxReaderSlugs bounds one reader's record: a client sweeping more slugs than this
+	// within the window has its oldest views counted again, and nothing grows.
+	maxReaderSlugs = 64
+)
+
+func (r reader) countedSince(slug string, since time.Time) bool {
+	for _, e := range r {
+		if e.slug == slug && e.at > since.UnixNano() {
+			return true
+		}
+	}
+	return false
+}
+
+// with records slug as counted at now, dropping entries that left the window.
+func (r reader) with(slug string, now time.Time) reader {
+	since := now.Add(-ViewDedupWindow).UnixNano()
+	out := make(reader, 0, len(r)+1)
+	for _, e := range r {
+		if e.at > since && e.slug != slug {
+			out = append(out, e)
+		}
+	}
+	out = append(out, readerEntry{at: now.UnixNano(), slug: slug})
+	if len(out) > maxReaderSlugs {
+		out = out[len(out)-maxReaderSlugs:]
+	}
+	return out
+}
+
+// encode packs entries as [8-byte time][1-byte length][slug]: the record is read and
+// written on every view, so it is kept small and cheap to parse.
+func (r reader) encode() []byte {
+	n := 0
+	for _, e := range r {
+		n += 9 + len(e.slug)
+	}
+	b := make([]byte, 0, n)
+	for _, e := range r {
+		b = binary.BigEndian.AppendUint64(b, uint64(e.at))
+		b = append(b, byte(len(e.slug)))
+		b = append(b, e.slug...)
+	}
+	return b
+}
+
+func decodeReader(b []byte) (reader, error) {
+	var r reader
+	for len(b) > 0 {
+		if len(b) < 9 || len(b) < 9+int(b[8]) {
+			return nil, fmt.Errorf("store: truncated reader record")
+		}
+		l := int(b[8])
+		r = append(r, readerEntry{at: int64(binary.BigEndian.Uint64(b)), slug: string(b[9 : 9+l])})
+		b = b[9+l:]
+	}
+	return r, nil
+}
+
+func getReader(txn *badger.Txn, key []byte) (r reader, known bool, err error) {
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	var at int64
 	err = item.Value(func(v []byte) error {
-		if len(v) == 8 {
-			at = int64(binary.BigEndian.Uint64(v))
-		}
-		return nil
+		r, err = decodeReader(v)
+		return err
 	})
-	return now.Sub(time.Unix(0, at)) < ViewDedupWindow, err
+	return r, true, err
 }
 
 func claimSlug(txn *badger.Txn) error {
@@ -209,19 +281,6 @@ func claimSlug(txn *badger.Txn) error {
 		return ErrSlugLimit
 	}
 	return putU64(txn, []byte(metaSlugCount), n+1, 0)
-}
-
-func markUnique(txn *badger.Txn, day string, hash []byte) error {
-	key := uniqueDayKey(day, hash)
-	seen, err := exists(txn, key)
-	if err != nil || seen {
-		return err
-	}
-	if err := txn.SetEntry(badger.NewEntry(key, nil).WithTTL(UniqueVisitorTTL)); err != nil {
-		return err
-	}
-	_, err = addU64(txn, uniqueCountKey(day), 1, DailyRetention)
-	return err
 }
 
 // saltCaches holds each open store's salt of the day, so that the per-view transaction
@@ -425,20 +484,8 @@ func uniqueCountKey(day string) []byte {
 	return []byte(prefixUniqueCount + day)
 }
 
-func viewSeenKey(hash []byte, slug string) []byte {
-	k := make([]byte, 0, len(prefixViewSeen)+len(hash)+1+len(slug))
-	k = append(k, prefixViewSeen...)
-	k = append(k, hash...)
-	k = append(k, ':')
-	return append(k, slug...)
-}
-
-func uniqueDayKey(day string, hash []byte) []byte {
-	k := make([]byte, 0, len(prefixUniqueDay)+len(day)+1+len(hash))
-	k = append(k, prefixUniqueDay...)
-	k = append(k, day...)
-	k = append(k, ':')
-	return append(k, hash...)
+func readerKey(hash []byte) []byte {
+	return append([]byte(prefixReader), hash...)
 }
 
 // getU64 reads an 8-byte big-endian counter; a missing key is 0 and not known.

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"cmp"
+	"encoding/binary"
 	"encoding/json"
+	"slices"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -36,18 +39,46 @@ func (s *Store) RecentVisitors(limit int) ([]Visitor, error) {
 // VisitorCount counts the entries in the visitor log.
 func (s *Store) VisitorCount() (int, error) { return s.countPrefix(prefixVisitor) }
 
+// The visitor log is a ring of VisitorCap slots: hit n overwrites slot n mod VisitorCap,
+// so the cap holds by construction and a hit writes one entry, with no tombstone to
+// trim. Each slot's value starts with the hit's 8-byte sequence number, which orders
+// the ring for reading.
+func visitorSlotKey(seq uint64) []byte { return u64Key(prefixVisitor, seq%VisitorCap) }
+
+func encodeVisitorSlot(seq uint64, v Visitor) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(b)), seq), b...), nil
+}
+
+// recentVisitors reads the whole ring (VisitorCap small values) and sorts it by
+// sequence: the admin map wants the newest, and the ring has no order of its own.
 func recentVisitors(txn *badger.Txn, limit int) ([]Visitor, error) {
 	out := []Visitor{}
 	if limit <= 0 {
 		return out, nil
 	}
-	err := scanPrefix(txn, prefixVisitor, true, func(_, val []byte) (bool, error) {
-		var v Visitor
-		if err := json.Unmarshal(val, &v); err == nil {
-			out = append(out, v)
+	type slot struct {
+		seq uint64
+		v   Visitor
+	}
+	var all []slot
+	err := scanPrefix(txn, prefixVisitor, false, func(_, val []byte) (bool, error) {
+		if len(val) < 8 {
+			return true, nil
 		}
-		return len(out) < limit, nil
+		var v Visitor
+		if err := json.Unmarshal(val[8:], &v); err == nil {
+			all = append(all, slot{binary.BigEndian.Uint64(val), v})
+		}
+		return true, nil
 	})
+	slices.SortFunc(all, func(a, b slot) int { return cmp.Compare(b.seq, a.seq) })
+	for _, sl := range all[:min(limit, len(all))] {
+		out = append(out, sl.v)
+	}
 	return out, err
 }
 
