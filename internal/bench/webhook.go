@@ -379,9 +379,10 @@ func appendUpdate(b []byte, updateID, user int64) []byte {
 // memLimiter is the baseline: the seed's per-user window held in a sharded map, with no
 // durability, no dedupe and no processing. It answers at once.
 type memLimiter struct {
-	limit  int
-	window time.Duration
-	shards [64]memShard
+	limit   int
+	window  time.Duration
+	limited atomic.Int64 // updates over their user's limit (still acknowledged)
+	shards  [64]memShard
 }
 
 type memShard struct {
@@ -422,5 +423,8 @@ func (l *memLimiter) AcceptUpdate(u *models.Update, _ []byte) (bool, error) {
 	w.count++
 	sh.m[user] = w
 	sh.mu.Unlock()
+	if w.count > l.limit {
+		l.limited.Add(1)
+	}
 	return true, nil
 }
