@@ -1,6 +1,10 @@
 package http
 
 import (
+	"sort"
+	"strconv"
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/hangarhq/hangar/store"
@@ -69,4 +73,99 @@ func (s *Server) balance(c *fiber.Ctx) error {
 		ledger = []store.LedgerEntry{}
 	}
 	return c.JSON(fiber.Map{"balance": b, "ledger": ledger})
+}
+
+// Inspector is what the console's rate-limit and outbox views read from the store.
+type Inspector interface {
+	ListWindows(minCount, limit int) ([]store.WindowEntry, error)
+	QueuedMessages(limit int) ([]store.OutboxMessage, error)
+	RecentMessages(limit int) ([]store.OutboxMessage, error)
+}
+
+type windowView struct {
+	UserID  int64     `json:"user_id"`
+	Count   int       `json:"count"`
+	ResetAt time.Time `json:"reset_at"`
+	Limited bool      `json:"limited"`
+}
+
+// rateLimits lists live message windows, fullest first (GET /admin/ratelimits?min=1).
+func (s *Server) rateLimits(c *fiber.Ctx) error {
+	minCount := 1
+	if raw := c.Query("min"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 {
+			return badRequest("bad_min", "min must be a whole number")
+		}
+		minCount = n
+	}
+	limit, err := queryLimit(c, 200, 5000)
+	if err != nil {
+		return err
+	}
+	// Read more than asked: the fullest windows can be anywhere in key order.
+	entries, err := s.deps.Inspector.ListWindows(minCount, 50000)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	out := make([]windowView, 0, len(entries))
+	for _, e := range entries {
+		if !e.ResetAt.After(now) {
+			continue // expired; Badger drops it at its TTL
+		}
+		out = append(out, windowView{UserID: e.UserID, Count: e.Count, ResetAt: e.ResetAt.UTC(), Limited: e.Count >= s.cfg.RateLimit})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].UserID < out[j].UserID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return c.JSON(fiber.Map{"limit": s.cfg.RateLimit, "window_seconds": s.cfg.RateWindow.Seconds(), "windows": out})
+}
+
+type messageView struct {
+	ID        uint64     `json:"id"`
+	ChatID    int64      `json:"chat_id"`
+	Text      string     `json:"text"`
+	Status    string     `json:"status"`
+	Attempts  int        `json:"attempts"`
+	LastError string     `json:"last_error,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	SentAt    *time.Time `json:"sent_at"`
+}
+
+func viewMessages(ms []store.OutboxMessage) []messageView {
+	out := make([]messageView, 0, len(ms))
+	for _, m := range ms {
+		v := messageView{ID: m.ID, ChatID: m.ChatID, Text: m.Loggable(), Status: m.Status, Attempts: m.Attempts,
+			LastError: m.LastError, CreatedAt: m.CreatedAt.UTC()}
+		if !m.SentAt.IsZero() {
+			t := m.SentAt.UTC()
+			v.SentAt = &t
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// outbox shows queued and recently sent Telegram messages, secrets masked (GET /admin/outbox).
+func (s *Server) outbox(c *fiber.Ctx) error {
+	limit, err := queryLimit(c, 100, 1000)
+	if err != nil {
+		return err
+	}
+	queued, err := s.deps.Inspector.QueuedMessages(limit)
+	if err != nil {
+		return err
+	}
+	recent, err := s.deps.Inspector.RecentMessages(limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"sending": s.cfg.Sending, "queued": viewMessages(queued), "recent": viewMessages(recent)})
 }

@@ -44,6 +44,11 @@ type Config struct {
 	Logger        *slog.Logger
 	Registry      *prometheus.Registry
 	Blog          BlogConfig
+	// RateLimit and RateWindow are shown by the rate-limit view; Sending says whether
+	// Telegram sending is on (the outbox view).
+	RateLimit  int
+	RateWindow time.Duration
+	Sending    bool
 }
 
 // Deps are the parts the handlers call.
@@ -55,6 +60,7 @@ type Deps struct {
 	Blog       Blog // nil leaves the blog API (/api/*) unregistered
 	Orders     Orders
 	Balances   Balances
+	Inspector  Inspector
 }
 
 // Server is hangar's HTTP front.
@@ -115,6 +121,10 @@ func (s *Server) routes() {
 		admin.Post("/dlq/:id/requeue", s.requeueDeadLetter)
 		admin.Delete("/dlq", s.purgeDeadLetters)
 		admin.Get("/events", s.events)
+	}
+	if s.deps.Inspector != nil {
+		admin.Get("/ratelimits", s.rateLimits)
+		admin.Get("/outbox", s.outbox)
 	}
 	if s.deps.Balances != nil {
 		admin.Post("/users/:id/deposit", s.deposit)

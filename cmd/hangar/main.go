@@ -13,6 +13,7 @@ const usage = `hangar — Telegram bot backend, provisioning queue and blog API 
 
 Usage:
   hangar serve [flags]      run the daemon with embedded defaults (see hangar serve --help)
+  hangar console [flags]    attach the operations console to a running daemon
   hangar help               show this text
 
 Every flag of serve is also an environment variable (HANGAR_*); flags win.
@@ -27,6 +28,8 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = runServe(os.Args[2:])
+	case "console":
+		err = runConsole(os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -25,22 +25,23 @@ import (
 )
 
 type serveConfig struct {
-	DataDir       string
-	HTTPAddr      string
-	SSHAddr       string
-	WebhookSecret string
-	AdminToken    string
-	BotToken      string
-	TelegramAPI   string
-	AdminChatID   int64
-	RateLimit     int
-	RateWindow    time.Duration
-	MaxBody       int
-	SyncWrites    bool
-	LogLevel      string
-	LogFormat     string
-	Blog          blogConfig
-	Queue         queueConfig
+	DataDir        string
+	HTTPAddr       string
+	SSHAddr        string
+	WebhookSecret  string
+	AdminToken     string
+	BotToken       string
+	TelegramAPI    string
+	AdminChatID    int64
+	RateLimit      int
+	RateWindow     time.Duration
+	MaxBody        int
+	SyncWrites     bool
+	LogLevel       string
+	LogFormat      string
+	Blog           blogConfig
+	Queue          queueConfig
+	AuthorizedKeys string
 }
 
 func parseServeFlags(args []string) (serveConfig, error) {
@@ -63,6 +64,7 @@ func parseServeFlags(args []string) (serveConfig, error) {
 	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
 	addBlogFlags(f, &c.Blog)
 	addQueueFlags(f, &c.Queue)
+	f.String(&c.AuthorizedKeys, "authorized-keys", "HANGAR_AUTHORIZED_KEYS", "", "OpenSSH authorized_keys file of console operators (default DATA_DIR/authorized_keys)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
 		fs.PrintDefaults()
@@ -192,12 +194,19 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	srv := hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: cfg.WebhookSecret, AdminToken: cfg.AdminToken, MaxBody: cfg.MaxBody,
 		Logger: log, Registry: reg, Blog: cfg.Blog.http(),
-	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st})
+		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
+	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		eng.Stop(context.Background())
 		return fmt.Errorf("http listen: %w", err)
+	}
+	sshServer, err := startConsoleSSH(cfg, ln.Addr().String(), log)
+	if err != nil {
+		ln.Close()
+		eng.Stop(context.Background())
+		return err
 	}
 	log.Info("hangar serving", "http", ln.Addr().String(), "data", cfg.DataDir,
 		"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow, "telegram", sender.Enabled())
@@ -213,6 +222,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	if sshServer != nil {
+		_ = sshServer.Shutdown(shutdownCtx)
+	}
 	_ = srv.Shutdown(shutdownCtx)
 	eng.Stop(shutdownCtx)
 	log.Info("stopped")

@@ -5,6 +5,7 @@ package hangartest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -154,8 +155,9 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	env.server = hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: WebhookSecret, AdminToken: AdminToken, MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
+		RateLimit: cmp.Or(opts.RateLimit, 30), RateWindow: cmp.Or(opts.RateWindow, time.Minute), Sending: true,
 	}, hangarhttp.Deps{Updates: env.Engine, RateLimits: env.Engine, Health: env.Engine, Store: st,
-		Orders: env.Engine, Balances: st, Blog: st})
+		Orders: env.Engine, Balances: st, Blog: st, Inspector: st})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
