@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hangarhq/hangar/engine/catalog"
@@ -30,7 +29,7 @@ type OutboxStore interface {
 	EnqueueMessages(msgs ...store.OutboxMessage) ([]store.OutboxMessage, error)
 	DueMessages(now time.Time, limit int) ([]store.OutboxMessage, error)
 	RescheduleMessage(m store.OutboxMessage, nextAt time.Time, lastErr string) error
-	FinishMessage(m store.OutboxMessage, status, lastErr string) error
+	FinishMessages(done []store.Finished) error
 	LogTransientMessage(m store.OutboxMessage, status, lastErr string) error
 }
 
@@ -209,11 +208,11 @@ var ErrNotStarted = errors.New("engine: not started")
 // AcceptUpdate durably records a Telegram update and hands it to the user's actor. It
 // returns once the update is on disk: fresh is false for a re-delivered update_id,
 // which is acknowledged without being processed again.
-func (e *Engine) AcceptUpdate(u *models.Update, raw []byte) (fresh bool, err error) {
+func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error) {
 	if !e.started.Load() {
 		return false, ErrNotStarted
 	}
-	fresh, err = e.store.AcceptUpdate(u.ID, raw)
+	fresh, err = e.store.AcceptUpdate(h.ID, raw)
 	if err != nil {
 		return false, err
 	}
@@ -222,7 +221,7 @@ func (e *Engine) AcceptUpdate(u *models.Update, raw []byte) (fresh bool, err err
 		return false, nil
 	}
 	e.metrics.updatesAccepted.Inc()
-	e.actors.Send(e.router, deliverUpdate{update: u, acceptedAt: e.cfg.Clock.Now()})
+	e.actors.Send(e.router, deliverUpdate{header: h, raw: append([]byte(nil), raw...), acceptedAt: e.cfg.Clock.Now()})
 	return true, nil
 }
 

@@ -42,6 +42,7 @@ type outboxDeps struct {
 const (
 	outboxTickEvery   = 200 * time.Millisecond
 	outboxMaxAttempts = 12
+	pokeCoalesce      = 20 * time.Millisecond
 	sendTimeout       = 15 * time.Second
 )
 
@@ -54,6 +55,8 @@ type outboxSender struct {
 	repeater    actor.SendRepeater
 	pausedUntil time.Time
 	transient   []store.OutboxMessage
+	lastDrain   time.Time        // wall clock: pokes right after a drain are redundant
+	done        []store.Finished // outcomes of this drain, committed together
 }
 
 func newOutboxSender(d outboxDeps) actor.Producer {
@@ -66,8 +69,14 @@ func (o *outboxSender) Receive(c *actor.Context) {
 		o.repeater = c.SendRepeat(c.PID(), outboxTick{}, outboxTickEvery)
 	case actor.Stopped:
 		o.repeater.Stop()
-	case pokeOutbox, outboxTick:
+	case outboxTick:
 		o.drain()
+	case pokeOutbox:
+		// Every reply pokes; under load a drain a few milliseconds ago already took
+		// what was due, and the tick picks up the rest.
+		if time.Since(o.lastDrain) >= pokeCoalesce {
+			o.drain()
+		}
 	case sendTransient:
 		o.transient = append(o.transient, msg.msg)
 		o.drain()
@@ -89,6 +98,8 @@ func (o *outboxSender) budget() int {
 
 func (o *outboxSender) drain() {
 	defer recoverPanic(o.d.cfg.Logger, o.d.metrics, "outbox", nil)
+	o.lastDrain = time.Now()
+	defer o.commitDone()
 	now := o.d.cfg.Clock.Now()
 	if now.Before(o.pausedUntil) {
 		return
@@ -205,9 +216,24 @@ func (o *outboxSender) classify(err error) (status string, retry bool, pause tim
 }
 
 func (o *outboxSender) finish(m store.OutboxMessage, status string, err error) {
-	if err := o.d.store.FinishMessage(m, status, redactErr(err)); err != nil {
-		o.d.cfg.Logger.Error("outbox finish failed", "id", m.ID, "err", err)
+	o.done = append(o.done, store.Finished{Message: m, Status: status, Error: redactErr(err)})
+	if o.d.sender.Enabled() {
+		// A message Telegram accepted is recorded at once, so a crash can repeat at
+		// most the one in flight; logged-only messages are batched.
+		o.commitDone()
 	}
+}
+
+// commitDone records a drain's outcomes in one commit. A crash before it re-sends
+// those messages at the next start: at least once, never lost.
+func (o *outboxSender) commitDone() {
+	if len(o.done) == 0 {
+		return
+	}
+	if err := o.d.store.FinishMessages(o.done); err != nil {
+		o.d.cfg.Logger.Error("outbox: could not record sent messages", "count", len(o.done), "err", err)
+	}
+	o.done = o.done[:0]
 }
 
 // backoff for message retries: 1s, 2s, 4s … capped at 5 minutes.

@@ -1,22 +1,18 @@
 package engine
 
 import (
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/go-telegram/bot/models"
-
-	"github.com/hangarhq/hangar/store"
 )
 
 // Messages the update router understands.
 type (
 	// deliverUpdate carries an acknowledged update to its user's actor.
 	deliverUpdate struct {
-		update     *models.Update
+		header     UpdateHeader
+		raw        []byte
 		acceptedAt time.Time
 	}
 	// recoverInbox re-delivers every update left in the inbox; answered with recoverInboxResult.
@@ -114,7 +110,7 @@ func (r *updateRouter) tickEvery() time.Duration {
 }
 
 func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
-	userID := senderID(msg.update)
+	userID := msg.header.UserID
 	u, ok := r.users[userID]
 	if !ok {
 		r.gen++
@@ -128,7 +124,7 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 	}
 	u.outstanding++
 	u.lastActive = r.d.cfg.Clock.Now()
-	c.Send(u.pid, userUpdate{update: msg.update, acceptedAt: msg.acceptedAt})
+	c.Send(u.pid, userUpdate{id: msg.header.ID, raw: msg.raw, acceptedAt: msg.acceptedAt})
 }
 
 // redeliver routes inbox entries received before olderThan (all, when zero).
@@ -142,14 +138,11 @@ func (r *updateRouter) redeliver(c *actor.Context, olderThan time.Time) (int, er
 		if !olderThan.IsZero() && p.ReceivedAt.After(olderThan) {
 			continue
 		}
-		var u models.Update
-		if err := json.Unmarshal(p.Body, &u); err != nil {
-			// The webhook validated it before accepting; a body that no longer parses
-			// is routed as an empty update so that it leaves the inbox.
-			u = models.Update{}
-		}
-		u.ID = p.UpdateID
-		r.route(c, deliverUpdate{update: &u, acceptedAt: p.ReceivedAt})
+		// The webhook validated the body before accepting it; one that no longer
+		// parses is routed as anonymous so that it still leaves the inbox.
+		h, _ := ParseUpdateHeader(p.Body)
+		h.ID = p.UpdateID
+		r.route(c, deliverUpdate{header: h, raw: p.Body, acceptedAt: p.ReceivedAt})
 		n++
 	}
 	return n, nil
@@ -176,18 +169,3 @@ func (r *updateRouter) resetWindow(c *actor.Context, msg resetWindow) {
 	c.Respond(resetWindowResult{existed: existed, err: err})
 }
 
-// senderID is the Telegram user an update comes from; 0 when it has none (channel posts).
-func senderID(u *models.Update) int64 {
-	switch {
-	case u.Message != nil && u.Message.From != nil:
-		return u.Message.From.ID
-	case u.EditedMessage != nil && u.EditedMessage.From != nil:
-		return u.EditedMessage.From.ID
-	case u.CallbackQuery != nil:
-		return u.CallbackQuery.From.ID
-	}
-	return 0
-}
-
-var _ = fmt.Sprint
-var _ store.Window

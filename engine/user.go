@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -13,7 +14,8 @@ import (
 
 // userUpdate is one acknowledged update for the user actor to process.
 type userUpdate struct {
-	update     *models.Update
+	id         int64
+	raw        []byte
 	acceptedAt time.Time
 }
 
@@ -73,6 +75,11 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	defer recoverPanic(a.d.cfg.Logger, a.d.metrics, "user", &err)
 	now := a.d.cfg.Clock.Now()
 	prev := a.window
+	update := &models.Update{}
+	if err := json.Unmarshal(msg.raw, update); err != nil {
+		update = &models.Update{} // validated at the webhook; answer nothing rather than fail
+	}
+	update.ID = msg.id
 	var replies []store.OutboxMessage
 	var window *store.Window
 	if a.userID == 0 {
@@ -82,15 +89,15 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		window = &a.window
 		switch {
 		case allowed:
-			replies = botReplies(msg.update)
+			replies = botReplies(update)
 		case warn:
 			a.d.metrics.rateLimited.Inc()
-			replies = slowDownReply(msg.update, a.window.ResetAt.Sub(now))
+			replies = slowDownReply(update, a.window.ResetAt.Sub(now))
 		default:
 			a.d.metrics.rateLimited.Inc()
 		}
 	}
-	err = a.d.store.CompleteUpdate(store.UpdateOutcome{UpdateID: msg.update.ID, UserID: a.userID, Window: window, Replies: replies})
+	err = a.d.store.CompleteUpdate(store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies})
 	switch {
 	case err == nil:
 		a.d.metrics.updatesProcessed.Inc()

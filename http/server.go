@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-telegram/bot/models"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +17,7 @@ import (
 
 // Updates is what the webhook needs from the engine.
 type Updates interface {
-	AcceptUpdate(u *models.Update, raw []byte) (fresh bool, err error)
+	AcceptUpdate(h engine.UpdateHeader, raw []byte) (fresh bool, err error)
 }
 
 // RateLimits is what the admin API needs to reset a user's window.

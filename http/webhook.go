@@ -1,10 +1,7 @@
 package http
 
 import (
-	"encoding/json"
 	"errors"
-
-	"github.com/go-telegram/bot/models"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/hangarhq/hangar/engine"
@@ -21,19 +18,19 @@ func (s *Server) webhook(c *fiber.Ctx) error {
 		return errBadSecret
 	}
 	body := c.Body()
-	var u models.Update
-	if err := json.Unmarshal(body, &u); err != nil {
+	h, err := engine.ParseUpdateHeader(body)
+	if err != nil {
 		return errMalformedJSON
 	}
-	if u.ID <= 0 {
+	if h.ID <= 0 {
 		return badRequest("missing_update_id", "update_id must be a positive integer")
 	}
-	fresh, err := s.deps.Updates.AcceptUpdate(&u, body)
+	fresh, err := s.deps.Updates.AcceptUpdate(h, body)
 	switch {
 	case errors.Is(err, engine.ErrNotStarted):
 		return errNotStarted
 	case err != nil:
-		s.cfg.Logger.Error("webhook: could not store update", "update_id", u.ID, "err", err)
+		s.cfg.Logger.Error("webhook: could not store update", "update_id", h.ID, "err", err)
 		return errStoreFailure
 	}
 	return c.JSON(webhookResponse{OK: true, Duplicate: !fresh})

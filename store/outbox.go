@@ -179,22 +179,29 @@ func appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr string, now 
 	if err := setJSON(txn, outlogKey(m.ID), m, 0); err != nil {
 		return err
 	}
-	// Trim one old entry per append so the log stays near OutlogCap with no sweeper.
-	if m.ID > OutlogCap {
+	// Ids are sequential, so the entry that falls out of the window is known exactly.
+	// Sequence leases leave gaps after a restart; a periodic trim collects those.
+	if m.ID <= OutlogCap {
+		return nil
+	}
+	if err := txn.Delete(outlogKey(m.ID - OutlogCap)); err != nil {
+		return err
+	}
+	if m.ID%256 == 0 {
 		return trimOutlog(txn, m.ID-OutlogCap)
 	}
 	return nil
 }
 
-// trimOutlog deletes the oldest outlog entries with ids at or below upTo (at most a few
-// per call, so that an append stays cheap).
+// trimOutlog deletes the oldest outlog entries with ids at or below upTo (a bounded
+// number per call, so that an append stays cheap).
 func trimOutlog(txn *badger.Txn, upTo uint64) error {
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	opts.Prefix = []byte(prefixOutlog)
 	it := txn.NewIterator(opts)
 	var doomed [][]byte
-	for it.Rewind(); it.Valid() && len(doomed) < 4; it.Next() {
+	for it.Rewind(); it.Valid() && len(doomed) < 64; it.Next() {
 		k := it.Item().KeyCopy(nil)
 		if u64FromKey(prefixOutlog, k) > upTo {
 			break
@@ -223,4 +230,30 @@ func (s *Store) RecentMessages(limit int) ([]OutboxMessage, error) {
 		})
 	})
 	return out, err
+}
+
+// Finished is one message's final outcome, for FinishMessages.
+type Finished struct {
+	Message OutboxMessage
+	Status  string
+	Error   string
+}
+
+// FinishMessages records many outcomes in one commit (the sender's batch).
+func (s *Store) FinishMessages(done []Finished) error {
+	if len(done) == 0 {
+		return nil
+	}
+	now := s.now()
+	return s.group.do(func(txn *badger.Txn) error {
+		for _, f := range done {
+			if err := txn.Delete(outboxDueKey(&f.Message)); err != nil {
+				return err
+			}
+			if err := appendOutlog(txn, f.Message, f.Status, f.Error, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
@@ -408,11 +407,8 @@ func newMemLimiter(limit int, window time.Duration) *memLimiter {
 
 // AcceptUpdate counts the update in its user's window; over the limit it still
 // acknowledges, as hangar does.
-func (l *memLimiter) AcceptUpdate(u *models.Update, _ []byte) (bool, error) {
-	var user int64
-	if u.Message != nil && u.Message.From != nil {
-		user = u.Message.From.ID
-	}
+func (l *memLimiter) AcceptUpdate(h engine.UpdateHeader, _ []byte) (bool, error) {
+	user := h.UserID
 	now := time.Now()
 	sh := &l.shards[uint64(user)%uint64(len(l.shards))]
 	sh.mu.Lock()
