@@ -42,6 +42,7 @@ type serveConfig struct {
 	Blog           blogConfig
 	Queue          queueConfig
 	AuthorizedKeys string
+	Demo           bool
 }
 
 func parseServeFlags(args []string) (serveConfig, error) {
@@ -64,6 +65,7 @@ func parseServeFlags(args []string) (serveConfig, error) {
 	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
 	addBlogFlags(f, &c.Blog)
 	addQueueFlags(f, &c.Queue)
+	f.Bool(&c.Demo, "demo", "HANGAR_DEMO", false, "generate synthetic bot updates, orders and blog views against this daemon's own API (for trying the console)")
 	f.String(&c.AuthorizedKeys, "authorized-keys", "HANGAR_AUTHORIZED_KEYS", "", "OpenSSH authorized_keys file of console operators (default DATA_DIR/authorized_keys)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
@@ -213,6 +215,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.Demo {
+		go runDemo(ctx, cfg, ln.Addr(), log)
+	}
 
 	select {
 	case <-ctx.Done():
