@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/hangarhq/hangar/internal/hangartest"
+	"github.com/hangarhq/hangar/tui"
+	"github.com/hangarhq/hangar/tui/client"
+)
+
+// These tests run the console exactly as `hangar console` builds it (the real admin
+// API client and the real root model) against a real `hangar serve` subprocess; only
+// the terminal is teatest's.
+
+const consoleWait = 10 * time.Second
+
+// console is a teatest program plus everything it has printed so far, without
+// terminal escapes, so that waits can match text that was drawn in an earlier frame.
+type console struct {
+	tm  *teatest.TestModel
+	mu  sync.Mutex
+	out []byte
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]`)
+
+func startConsole(t *testing.T, url string) *console {
+	t.Helper()
+	// Short backoffs so a lost daemon shows within the test's patience, as it would
+	// within an operator's.
+	c, err := client.New(url, hangartest.AdminToken, client.WithBackoff(50*time.Millisecond, 500*time.Millisecond),
+		client.WithRequestTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tui.New(tui.Options{
+		Daemon: c, Context: t.Context(), Target: c.BaseURL(),
+		Refresh: 300 * time.Millisecond, Frame: 10 * time.Millisecond, Width: 120, Height: 40,
+	})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	t.Cleanup(func() { _ = tm.Quit() })
+	return &console{tm: tm}
+}
+
+// wait blocks until every pattern matches the output printed so far.
+func (c *console) wait(t *testing.T, patterns ...string) {
+	t.Helper()
+	res := make([]*regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		res[i] = regexp.MustCompile(p)
+	}
+	var screen string
+	ok := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		screen = ansiRE.ReplaceAllString(string(c.out), "")
+		for _, re := range res {
+			if !re.MatchString(screen) {
+				return false
+			}
+		}
+		return true
+	}
+	if ok() {
+		return
+	}
+	deadline := time.Now().Add(consoleWait)
+	for {
+		buf := make([]byte, 64<<10)
+		n, _ := c.tm.Output().Read(buf)
+		c.mu.Lock()
+		c.out = append(c.out, buf[:n]...)
+		c.mu.Unlock()
+		if ok() {
+			return
+		}
+		if time.Now().After(deadline) {
+			tail := screen[max(0, len(screen)-3000):]
+			t.Fatalf("console never showed %q; last output:\n%s", patterns, tail)
+		}
+		if n == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func (c *console) keys(keys ...string) {
+	for _, k := range keys {
+		c.tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+	}
+}
+
+// finish quits the program and waits for it to end, so no goroutine of the console
+// outlives the test.
+func (c *console) finish(t *testing.T) {
+	t.Helper()
+	c.keys("q")
+	c.tm.WaitFinished(t, teatest.WithFinalTimeout(consoleWait))
+}
+
+func (d *daemon) call(t *testing.T, method, path, token string, body any) hangartest.Response {
+	t.Helper()
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hangartest.Do(t, method, d.URL+path, b, "Authorization", "Bearer "+token)
+}
+
+func (d *daemon) placeOrder(t *testing.T, user int64, spec, region string) int64 {
+	t.Helper()
+	r := d.call(t, "POST", "/orders", hangartest.WebhookSecret, map[string]any{
+		"user_id": user, "telegram_user_id": fmt.Sprint(user), "spec_id": spec, "region": region,
+	})
+	if r.Status != 201 {
+		t.Fatalf("POST /orders %s: %d %s", spec, r.Status, r.Body)
+	}
+	var out struct {
+		OrderID int64 `json:"order_id"`
+	}
+	r.JSON(t, &out)
+	return out.OrderID
+}
+
+// TestConsoleFollowsOrderAndRequeuesDeadLetter: an order's success reaches the console
+// through the live feed, a dead letter shows in its view, and the operator's requeue
+// from the console reaches the daemon.
+func TestConsoleFollowsOrderAndRequeuesDeadLetter(t *testing.T) {
+	// "invalid" is the provider plan id the simulator refuses permanently (400), so the
+	// broken plan dead-letters on its first attempt without waiting out the retries.
+	plans := filepath.Join(t.TempDir(), "plans.json")
+	if err := os.WriteFile(plans, []byte(`{"currency": "KRW", "plans": [
+		{"spec_id": "sim-nano", "name": "nano", "provider": "sim", "plan": "sim-1c-1g", "regions": ["tokyo"], "price": 5000},
+		{"spec_id": "sim-broken", "name": "broken", "provider": "sim", "plan": "invalid", "regions": ["tokyo"], "price": 5000}
+	]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, t.TempDir(), "HANGAR_SIM_LATENCY=300ms", "HANGAR_SIM_FAIL_RATE=0", "HANGAR_RETRY_BASE=200ms", "HANGAR_PLANS="+plans)
+	con := startConsole(t, d.URL)
+	con.wait(t, "queue depth", "waiting for orders")
+
+	const user = 4242
+	if r := d.call(t, "POST", fmt.Sprintf("/admin/users/%d/deposit", user), hangartest.AdminToken, map[string]any{"amount": 100000}); r.Status != 200 {
+		t.Fatalf("deposit: %d %s", r.Status, r.Body)
+	}
+	ok := d.placeOrder(t, user, "sim-nano", "tokyo")
+	con.wait(t, fmt.Sprintf(`#%d\s+started\s+provisioning`, ok), fmt.Sprintf(`#%d\s+succeeded\s+active`, ok))
+
+	bad := d.placeOrder(t, user, "sim-broken", "tokyo")
+	con.wait(t, fmt.Sprintf(`#%d\s+dead_lettered\s+failed`, bad))
+	con.keys("3")
+	con.wait(t, `1 dead letters`, fmt.Sprintf(`\b%d\s+%d\s+sim-broken\s+tokyo`, bad, user))
+	con.keys("r")
+	con.wait(t, fmt.Sprintf(`Requeue order #%d\? \(y/n\)`, bad))
+	con.keys("y")
+	con.wait(t, fmt.Sprintf(`✓ order #%d requeued`, bad))
+
+	var o struct {
+		History []struct {
+			Event string `json:"event"`
+		} `json:"history"`
+	}
+	r := d.call(t, "GET", fmt.Sprintf("/admin/orders/%d", bad), hangartest.AdminToken, nil)
+	if r.Status != 200 {
+		t.Fatalf("GET order %d: %d %s", bad, r.Status, r.Body)
+	}
+	r.JSON(t, &o)
+	var events []string
+	for _, h := range o.History {
+		events = append(events, h.Event)
+	}
+	if !strings.Contains(strings.Join(events, " "), "dead_lettered requeued") {
+		t.Fatalf("order %d history %v: the console's requeue did not reach the daemon", bad, events)
+	}
+	con.finish(t)
+}
+
+// TestConsoleShowsUnreachableDaemon: the banner comes up when the daemon dies under an
+// attached console, and straight away for a console started against a stopped one.
+func TestConsoleShowsUnreachableDaemon(t *testing.T) {
+	d := startDaemon(t, t.TempDir())
+	banner := `daemon unreachable at ` + regexp.QuoteMeta(d.URL) + `: .*connection refused.* — reconnecting`
+
+	attached := startConsole(t, d.URL)
+	attached.wait(t, "queue depth")
+	d.kill()
+	attached.wait(t, banner)
+	attached.finish(t)
+
+	fresh := startConsole(t, d.URL)
+	fresh.wait(t, banner, "waiting for the daemon")
+	fresh.finish(t)
+}
+
+// TestConsoleShowsDemoTraffic is `make run` followed by `hangar console`: with --demo
+// on, and nothing else driving the daemon, the console shows orders completing, a
+// user tripping the rate limiter and blog views, and no secret reaches the log.
+func TestConsoleShowsDemoTraffic(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), "HANGAR_DEMO=true", "HANGAR_SIM_LATENCY=100ms", "HANGAR_SIM_FAIL_RATE=0",
+		"HANGAR_RATE_LIMIT=5", "HANGAR_CLIENT_IP_HEADER=X-Real-IP")
+	con := startConsole(t, d.URL)
+	con.wait(t, `#\d+\s+succeeded\s+active`)
+	con.keys("4")
+	con.wait(t, `limit 5 per 60s · \d+ open windows · [1-9]\d* limited`)
+	con.keys("5")
+	con.wait(t, `today [1-9]\d* views · [1-9]\d* visitors`)
+	con.finish(t)
+
+	// Demo orders are real orders: the demo credited the user, then the order held
+	// its price.
+	var page struct {
+		Orders []struct {
+			OrderID int64 `json:"order_id"`
+			UserID  int64 `json:"user_id"`
+		} `json:"orders"`
+	}
+	d.call(t, "GET", "/admin/orders?limit=1", hangartest.AdminToken, nil).JSON(t, &page)
+	if len(page.Orders) == 0 {
+		t.Fatal("the demo placed no order")
+	}
+	first := page.Orders[0]
+	var acct struct {
+		Ledger []struct {
+			Kind    string `json:"kind"`
+			OrderID int64  `json:"order_id"`
+		} `json:"ledger"`
+	}
+	d.call(t, "GET", fmt.Sprintf("/admin/users/%d", first.UserID), hangartest.AdminToken, nil).JSON(t, &acct)
+	var deposited, held bool
+	for _, e := range acct.Ledger {
+		deposited = deposited || e.Kind == "deposit"
+		held = held || (e.Kind == "hold" && e.OrderID == first.OrderID)
+	}
+	if !deposited || !held {
+		t.Fatalf("user %d ledger %+v: want a demo deposit and a hold for order %d", first.UserID, acct.Ledger, first.OrderID)
+	}
+	logs := d.logs.String()
+	for _, secret := range []string{hangartest.WebhookSecret, hangartest.AdminToken} {
+		if strings.Contains(logs, secret) {
+			t.Fatalf("a secret is in the daemon's log")
+		}
+	}
+	if !strings.Contains(logs, "demo traffic on") {
+		t.Fatalf("demo did not report starting:\n%s", logs)
+	}
+}
