@@ -20,14 +20,14 @@ type UpdateStore interface {
 	AcceptUpdate(updateID int64, body []byte) (fresh bool, err error)
 	PendingUpdates(limit int) ([]store.InboxUpdate, error)
 	LoadWindow(userID int64) (store.Window, error)
-	CompleteUpdate(o store.UpdateOutcome) error
+	CompleteUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error)
 	ResetWindow(userID int64) (bool, error)
 }
 
 // OutboxStore is what the Telegram sender needs from the store.
 type OutboxStore interface {
 	EnqueueMessages(msgs ...store.OutboxMessage) ([]store.OutboxMessage, error)
-	DueMessages(now time.Time, limit int) ([]store.OutboxMessage, error)
+	QueuedMessages(limit int) ([]store.OutboxMessage, error)
 	RescheduleMessage(m store.OutboxMessage, nextAt time.Time, lastErr string) error
 	FinishMessages(done []store.Finished) error
 	LogTransientMessage(m store.OutboxMessage, status, lastErr string) error

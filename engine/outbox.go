@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"html"
@@ -25,8 +26,11 @@ type permanentError interface{ Permanent() bool }
 
 // Messages the outbox sender understands.
 type (
+	// pokeOutbox says messages were stored by someone who does not hand them over.
 	pokeOutbox struct{}
 	outboxTick struct{}
+	// queuedMessages hands over messages just committed to the outbox.
+	queuedMessages struct{ msgs []store.OutboxMessage }
 	// sendTransient sends a message that must not (or could not) be stored in the outbox.
 	sendTransient struct{ msg store.OutboxMessage }
 )
@@ -43,6 +47,7 @@ const (
 	outboxTickEvery   = 200 * time.Millisecond
 	outboxMaxAttempts = 12
 	pokeCoalesce      = 20 * time.Millisecond
+	rescanEvery       = 30 * time.Second
 	sendTimeout       = 15 * time.Second
 )
 
@@ -57,23 +62,40 @@ type outboxSender struct {
 	transient   []store.OutboxMessage
 	lastDrain   time.Time        // wall clock: pokes right after a drain are redundant
 	done        []store.Finished // outcomes of this drain, committed together
+	// queue mirrors the stored outbox in due order, so a drain never scans the store
+	// (whose deleted entries make scans slow under load). Producers hand their
+	// messages over after committing them; a rescan at start, on poke and every
+	// rescanEvery picks up anything that reached the store another way.
+	queue    messageHeap
+	queued   map[uint64]bool
+	lastScan time.Time
 }
 
 func newOutboxSender(d outboxDeps) actor.Producer {
-	return func() actor.Receiver { return &outboxSender{d: d} }
+	return func() actor.Receiver { return &outboxSender{d: d, queued: map[uint64]bool{}} }
 }
 
 func (o *outboxSender) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started:
 		o.repeater = c.SendRepeat(c.PID(), outboxTick{}, outboxTickEvery)
+		o.rescan()
 	case actor.Stopped:
 		o.repeater.Stop()
 	case outboxTick:
+		if time.Since(o.lastScan) >= rescanEvery {
+			o.rescan()
+		}
 		o.drain()
 	case pokeOutbox:
-		// Every reply pokes; under load a drain a few milliseconds ago already took
-		// what was due, and the tick picks up the rest.
+		o.rescan()
+		o.drain()
+	case queuedMessages:
+		for _, m := range msg.msgs {
+			o.add(m)
+		}
+		// Under load a drain a few milliseconds ago already took what was due, and
+		// the tick takes the rest.
 		if time.Since(o.lastDrain) >= pokeCoalesce {
 			o.drain()
 		}
@@ -116,16 +138,53 @@ func (o *outboxSender) drain() {
 	if budget <= 0 {
 		return
 	}
-	due, err := o.d.store.DueMessages(now, budget)
-	if err != nil {
-		o.d.cfg.Logger.Error("outbox read failed", "err", err)
-		return
-	}
-	for _, m := range due {
+	for ; budget > 0 && o.queue.Len() > 0 && !o.queue[0].NextAt.After(now); budget-- {
+		m := heap.Pop(&o.queue).(store.OutboxMessage)
+		delete(o.queued, m.ID)
 		if !o.sendStored(m) {
 			return
 		}
 	}
+}
+
+func (o *outboxSender) add(m store.OutboxMessage) {
+	if o.queued[m.ID] {
+		return
+	}
+	o.queued[m.ID] = true
+	heap.Push(&o.queue, m)
+}
+
+// rescan adds every stored message the queue does not hold yet.
+func (o *outboxSender) rescan() {
+	o.lastScan = time.Now()
+	all, err := o.d.store.QueuedMessages(1 << 20)
+	if err != nil {
+		o.d.cfg.Logger.Error("outbox read failed", "err", err)
+		return
+	}
+	for _, m := range all {
+		o.add(m)
+	}
+}
+
+// messageHeap orders messages by due time, then id.
+type messageHeap []store.OutboxMessage
+
+func (h messageHeap) Len() int { return len(h) }
+func (h messageHeap) Less(i, j int) bool {
+	if h[i].NextAt.Equal(h[j].NextAt) {
+		return h[i].ID < h[j].ID
+	}
+	return h[i].NextAt.Before(h[j].NextAt)
+}
+func (h messageHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *messageHeap) Push(x any)   { *h = append(*h, x.(store.OutboxMessage)) }
+func (h *messageHeap) Pop() any {
+	old := *h
+	m := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return m
 }
 
 // sendStored sends one outbox message and records the outcome. It returns false when
@@ -146,6 +205,10 @@ func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 		if err := o.d.store.RescheduleMessage(m, next, redactErr(err)); err != nil {
 			o.d.cfg.Logger.Error("outbox reschedule failed", "id", m.ID, "err", err)
 		}
+		m.Attempts++
+		m.NextAt = next
+		m.LastError = redactErr(err)
+		o.add(m)
 		return pause == 0
 	default:
 		o.finish(m, status, err)

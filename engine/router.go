@@ -168,4 +168,3 @@ func (r *updateRouter) resetWindow(c *actor.Context, msg resetWindow) {
 	existed, err := r.d.store.ResetWindow(msg.userID)
 	c.Respond(resetWindowResult{existed: existed, err: err})
 }
-

@@ -97,13 +97,13 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 			a.d.metrics.rateLimited.Inc()
 		}
 	}
-	err = a.d.store.CompleteUpdate(store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies})
+	queued, err := a.d.store.CompleteUpdate(store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies})
 	switch {
 	case err == nil:
 		a.d.metrics.updatesProcessed.Inc()
 		a.d.metrics.processLatency.Observe(now.Sub(msg.acceptedAt).Seconds())
-		if len(replies) > 0 {
-			c.Send(a.d.outbox, pokeOutbox{})
+		if len(queued) > 0 {
+			c.Send(a.d.outbox, queuedMessages{msgs: queued})
 		}
 	case errors.Is(err, store.ErrAlreadyProcessed):
 		a.window = prev // a re-delivery of something already counted

@@ -155,9 +155,9 @@ func (f *failingStore) LoadWindow(int64) (store.Window, error) {
 	return store.Window{}, errDisk
 }
 
-func (f *failingStore) CompleteUpdate(store.UpdateOutcome) error {
+func (f *failingStore) CompleteUpdate(store.UpdateOutcome) ([]store.OutboxMessage, error) {
 	f.failures.Add(1)
-	return errDisk
+	return nil, errDisk
 }
 
 func TestWebhookStoreFailureFailsOpen(t *testing.T) {

@@ -31,7 +31,7 @@ func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error
 	val := make([]byte, 8+len(body))
 	binary.BigEndian.PutUint64(val, uint64(now.UnixNano()))
 	copy(val[8:], body)
-	err = s.group.do(func(txn *badger.Txn) error {
+	err = s.inbox.do(func(txn *badger.Txn) error {
 		seen, err := exists(txn, seenUpdateKey(updateID))
 		if err != nil {
 			return err
@@ -78,15 +78,16 @@ type UpdateOutcome struct {
 	Replies []OutboxMessage
 }
 
-// CompleteUpdate applies an outcome and removes the update from the inbox. It returns
-// ErrAlreadyProcessed when the update is no longer in the inbox.
-func (s *Store) CompleteUpdate(o UpdateOutcome) error {
+// CompleteUpdate applies an outcome and removes the update from the inbox, returning
+// the queued replies with their ids. It returns ErrAlreadyProcessed when the update is
+// no longer in the inbox.
+func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 	now := s.now()
 	replies, err := s.assignIDs(o.Replies, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.group.do(func(txn *badger.Txn) error {
+	err = s.group.do(func(txn *badger.Txn) error {
 		pending, err := exists(txn, inboxKey(o.UpdateID))
 		if err != nil {
 			return err
@@ -106,6 +107,10 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) error {
 		}
 		return txn.Delete(inboxKey(o.UpdateID))
 	})
+	if err != nil {
+		return nil, err
+	}
+	return replies, nil
 }
 
 // InboxDepth counts unprocessed updates.

@@ -150,7 +150,7 @@ func (s *Store) FinishMessage(m OutboxMessage, status, lastErr string) error {
 		if err := txn.Delete(outboxDueKey(&m)); err != nil {
 			return err
 		}
-		return appendOutlog(txn, m, status, lastErr, now)
+		return s.appendOutlog(txn, m, status, lastErr, now)
 	})
 }
 
@@ -166,10 +166,10 @@ func (s *Store) LogTransientMessage(m OutboxMessage, status, lastErr string) err
 		m.CreatedAt = s.now()
 	}
 	now := s.now()
-	return s.group.do(func(txn *badger.Txn) error { return appendOutlog(txn, m, status, lastErr, now) })
+	return s.group.do(func(txn *badger.Txn) error { return s.appendOutlog(txn, m, status, lastErr, now) })
 }
 
-func appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr string, now time.Time) error {
+func (s *Store) appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr string, now time.Time) error {
 	m.Text = m.Loggable()
 	m.LogText = ""
 	m.Status = status
@@ -188,20 +188,22 @@ func appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr string, now 
 		return err
 	}
 	if m.ID%256 == 0 {
-		return trimOutlog(txn, m.ID-OutlogCap)
+		return s.trimOutlog(txn, m.ID-OutlogCap)
 	}
 	return nil
 }
 
 // trimOutlog deletes the oldest outlog entries with ids at or below upTo (a bounded
 // number per call, so that an append stays cheap).
-func trimOutlog(txn *badger.Txn, upTo uint64) error {
+// It starts where the last trim stopped: everything before is deleted, and walking
+// over deleted entries is what makes Badger scans slow.
+func (s *Store) trimOutlog(txn *badger.Txn, upTo uint64) error {
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	opts.Prefix = []byte(prefixOutlog)
 	it := txn.NewIterator(opts)
 	var doomed [][]byte
-	for it.Rewind(); it.Valid() && len(doomed) < 64; it.Next() {
+	for it.Seek(outlogKey(s.outlogTrimmed.Load())); it.Valid() && len(doomed) < 64; it.Next() {
 		k := it.Item().KeyCopy(nil)
 		if u64FromKey(prefixOutlog, k) > upTo {
 			break
@@ -209,6 +211,11 @@ func trimOutlog(txn *badger.Txn, upTo uint64) error {
 		doomed = append(doomed, k)
 	}
 	it.Close()
+	mark := upTo
+	if len(doomed) == 64 {
+		mark = u64FromKey(prefixOutlog, doomed[len(doomed)-1])
+	}
+	s.outlogTrimmed.Store(mark)
 	for _, k := range doomed {
 		if err := txn.Delete(k); err != nil {
 			return err
@@ -250,7 +257,7 @@ func (s *Store) FinishMessages(done []Finished) error {
 			if err := txn.Delete(outboxDueKey(&f.Message)); err != nil {
 				return err
 			}
-			if err := appendOutlog(txn, f.Message, f.Status, f.Error, now); err != nil {
+			if err := s.appendOutlog(txn, f.Message, f.Status, f.Error, now); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -37,10 +38,15 @@ type Store struct {
 	log    *slog.Logger
 	now    func() time.Time
 	group  *groupCommitter
+	// inbox commits webhook acceptances on their own, so an acknowledgement never
+	// waits behind the actors' processing writes; Badger folds both into one fsync.
+	inbox *groupCommitter
 	seqMu  sync.Mutex
 	seqs   map[string]*badger.Sequence
 	stopGC chan struct{}
 	gcDone chan struct{}
+	// outlogTrimmed is the outlog id up to which entries are known deleted.
+	outlogTrimmed atomic.Uint64
 }
 
 // Open opens (creating if needed) the database in opts.Dir and runs pending migrations.
@@ -76,8 +82,10 @@ func Open(opts Options) (*Store, error) {
 		gcDone: make(chan struct{}),
 	}
 	s.group = newGroupCommitter(s, 256)
+	s.inbox = newGroupCommitter(s, 256)
 	if err := s.migrate(); err != nil {
 		s.group.stop()
+		s.inbox.stop()
 		db.Close()
 		return nil, err
 	}
@@ -90,6 +98,7 @@ func (s *Store) Close() error {
 	close(s.stopGC)
 	<-s.gcDone
 	s.group.stop()
+	s.inbox.stop()
 	s.seqMu.Lock()
 	for _, q := range s.seqs {
 		_ = q.Release()

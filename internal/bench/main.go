@@ -27,13 +27,9 @@ type scenario struct {
 }
 
 // scenarios is every benchmark, in the order they run.
-//
-// LEAD: register further scenarios here once their files are committed:
-//
-//	{"views", runViewsBench},   // internal/bench/views.go
-//	{"orders", runOrdersBench}, // later
 var scenarios = []scenario{
 	{"webhook", runWebhookBench},
+	{"views", runViewsBench},
 }
 
 // benchConfig holds the flags every scenario may read.
