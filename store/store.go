@@ -34,13 +34,13 @@ type Options struct {
 
 // Store is hangar's handle on its Badger database.
 type Store struct {
-	db     *badger.DB
-	log    *slog.Logger
-	now    func() time.Time
-	group  *groupCommitter
+	db    *badger.DB
+	log   *slog.Logger
+	now   func() time.Time
+	group *groupCommitter
 	// inbox commits webhook acceptances on their own, so an acknowledgement never
 	// waits behind the actors' processing writes; Badger folds both into one fsync.
-	inbox *groupCommitter
+	inbox  *groupCommitter
 	seqMu  sync.Mutex
 	seqs   map[string]*badger.Sequence
 	stopGC chan struct{}
