@@ -12,6 +12,9 @@ export HANGAR_WEBHOOK_SECRET HANGAR_ADMIN_TOKEN
 build:
 	$(GO) build -o $(BIN) ./cmd/hangar
 
+# --demo generates bot traffic, orders and blog views so the console has something to
+# show; `make run ARGS=` runs hangar quiet.
+ARGS ?= --demo
 run: build
 	./$(BIN) serve $(ARGS)
 

@@ -28,7 +28,9 @@ type (
 		outcome string // succeeded, retry, dead_lettered, skipped, interrupted
 		order   store.Order
 	}
-	cancelOrder   struct{ id int64 }
+	cancelOrder struct{ id int64 }
+	// forgetOrder drops an order cancelled elsewhere (the chat) from the ready queue.
+	forgetOrder   struct{ id int64 }
 	requeueOrder  struct{ id int64 }
 	requeueAll    struct{}
 	purgeDLQ      struct{}
@@ -126,6 +128,16 @@ func (q *dispatcher) Receive(c *actor.Context) {
 		c.Respond(q.stats())
 	case cancelOrder:
 		c.Respond(q.cancel(c, msg.id))
+	case forgetOrder:
+		delete(q.waiting, msg.id)
+	case terminateOrder:
+		if msg.replyTo == nil && c.Sender() != nil && msg.userID == 0 {
+			msg.replyTo = c.Sender()
+		}
+		q.gen++
+		pid := c.SpawnChild(newTerminator(q.d.orders), "terminate",
+			actor.WithID(strconv.FormatInt(msg.id, 10)+"."+strconv.FormatUint(q.gen, 10)), actor.WithMaxRestarts(0))
+		c.Send(pid, runTerminate{req: msg})
 	case requeueOrder:
 		res := q.requeue(c, msg.id)
 		c.Respond(res)

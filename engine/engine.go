@@ -38,6 +38,7 @@ type Store interface {
 	UpdateStore
 	OutboxStore
 	OrderStore
+	BotStore
 	Ping(ctx context.Context) error
 }
 
@@ -260,7 +261,9 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 func (e *Engine) PokeOutbox() { e.actors.Send(e.outbox, pokeOutbox{}) }
 
 func (e *Engine) routerDeps() routerDeps {
-	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox }}
+	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
+		dispatcher: e.dispatcher, feed: e.feed,
+		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock}}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {

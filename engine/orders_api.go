@@ -144,3 +144,12 @@ func (e *Engine) Subscribe(size int) (<-chan Event, func(), error) {
 
 // IsNotFound reports whether err means the order does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// TerminateOrder deletes an active order's server and marks it terminated.
+func (e *Engine) TerminateOrder(id int64) (store.Order, error) {
+	r, err := e.askDispatcher(terminateOrder{id: id})
+	return r.order, err
+}
+
+// Plans is the catalogue.
+func (e *Engine) Plans() *catalog.Catalog { return e.cfg.Catalog }

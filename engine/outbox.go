@@ -17,6 +17,8 @@ import (
 // 429) or Permanent() (a 4xx that retrying cannot fix).
 type Sender interface {
 	Send(ctx context.Context, m store.OutboxMessage) error
+	// AnswerCallback acknowledges a button press with a short notice.
+	AnswerCallback(ctx context.Context, id, text string) error
 	// Enabled is false when no bot token is set: messages go to the log instead.
 	Enabled() bool
 }
@@ -245,6 +247,9 @@ func (o *outboxSender) send(m store.OutboxMessage) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	defer cancel()
+	if m.CallbackQueryID != "" {
+		return o.d.sender.AnswerCallback(ctx, m.CallbackQueryID, m.Text)
+	}
 	return o.d.sender.Send(ctx, m)
 }
 

@@ -38,10 +38,13 @@ type (
 )
 
 type routerDeps struct {
-	cfg     Config
-	store   UpdateStore
-	metrics *metrics
-	outbox  func() *actor.PID
+	cfg        Config
+	store      UpdateStore
+	bot        *bot
+	metrics    *metrics
+	outbox     func() *actor.PID
+	dispatcher *actor.PID
+	feed       *actor.PID
 }
 
 // userEntry is the router's view of one live user actor.
@@ -116,7 +119,8 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 		r.gen++
 		id := strconv.FormatInt(userID, 10) + "." + strconv.FormatUint(r.gen, 10)
 		pid := c.SpawnChild(newUserActor(userDeps{
-			cfg: r.d.cfg, store: r.d.store, metrics: r.d.metrics, outbox: r.d.outbox(), router: c.PID(),
+			cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: r.d.outbox(), router: c.PID(),
+			dispatcher: r.d.dispatcher, feed: r.d.feed,
 		}, userID), "user", actor.WithID(id), actor.WithInboxSize(16))
 		u = &userEntry{pid: pid}
 		r.users[userID] = u

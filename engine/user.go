@@ -20,11 +20,14 @@ type userUpdate struct {
 }
 
 type userDeps struct {
-	cfg     Config
-	store   UpdateStore
-	metrics *metrics
-	outbox  *actor.PID
-	router  *actor.PID
+	cfg        Config
+	store      UpdateStore
+	bot        *bot
+	metrics    *metrics
+	outbox     *actor.PID
+	router     *actor.PID
+	dispatcher *actor.PID
+	feed       *actor.PID
 }
 
 // userActor owns one Telegram user's rate-limit window. It is the only writer of
@@ -81,22 +84,36 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	}
 	update.ID = msg.id
 	var replies []store.OutboxMessage
+	var effects []any
 	var window *store.Window
-	if a.userID == 0 {
-		replies = nil // nobody to answer: just take it out of the inbox
-	} else {
+	if a.userID != 0 { // updates with nobody to answer just leave the inbox
 		allowed, warn := a.admit(now)
 		window = &a.window
 		switch {
 		case allowed:
-			replies = botReplies(update)
+			out := a.d.bot.handle(update)
+			replies, effects = out.replies, out.effects
 		case warn:
-			a.d.metrics.rateLimited.Inc()
 			replies = slowDownReply(update, a.window.ResetAt.Sub(now))
-		default:
+		}
+		if !allowed {
 			a.d.metrics.rateLimited.Inc()
+			c.Send(a.d.feed, publishEvent{ev: Event{Type: "ratelimit", Data: RateLimitEvent{
+				At: now, UserID: a.userID, Count: a.window.Count, Limited: true}}})
 		}
 	}
+	// Effects (an order to queue, a server to delete) follow from writes the bot made
+	// already, so they go out whatever happens to the update's own commit.
+	defer func() {
+		for _, e := range effects {
+			switch e.(type) {
+			case publishEvent:
+				c.Send(a.d.feed, e)
+			default:
+				c.Send(a.d.dispatcher, e)
+			}
+		}
+	}()
 	queued, err := a.d.store.CompleteUpdate(store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies})
 	switch {
 	case err == nil:

@@ -177,3 +177,21 @@ func (s *Server) purgeDeadLetters(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"purged": n})
 }
+
+func (s *Server) terminateOrder(c *fiber.Ctx) error {
+	id, err := pathInt64(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.deps.Orders.TerminateOrder(id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewOrder(o))
+}
+
+// plans lists the catalogue (GET /admin/plans).
+func (s *Server) plans(c *fiber.Ctx) error {
+	cat := s.deps.Orders.Plans()
+	return c.JSON(fiber.Map{"currency": cat.Currency, "plans": cat.Plans})
+}

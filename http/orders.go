@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/catalog"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -22,6 +23,8 @@ type Orders interface {
 	ListOrders(status string, limit int, before int64) ([]store.Order, error)
 	DeadLetters(limit int) ([]store.Order, error)
 	CancelOrder(id int64) (store.Order, error)
+	TerminateOrder(id int64) (store.Order, error)
+	Plans() *catalog.Catalog
 	RequeueDeadLetter(id int64) (store.Order, error)
 	RequeueAllDeadLetters() (int, error)
 	PurgeDeadLetters() (int, error)

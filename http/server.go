@@ -115,6 +115,8 @@ func (s *Server) routes() {
 		admin.Get("/orders", s.listOrders)
 		admin.Get("/orders/:id", s.getOrder)
 		admin.Post("/orders/:id/cancel", s.cancelOrder)
+		admin.Post("/orders/:id/terminate", s.terminateOrder)
+		admin.Get("/plans", s.plans)
 		admin.Get("/dlq", s.listDeadLetters)
 		admin.Post("/dlq/requeue", s.requeueAllDeadLetters)
 		admin.Post("/dlq/:id/requeue", s.requeueDeadLetter)

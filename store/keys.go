@@ -24,6 +24,7 @@ const (
 	prefixBalance     = "balance:"   // balance:{telegramUser} → Balance
 	prefixLedger      = "ledger:"    // ledger:{telegramUser}:{seq:8 BE} → LedgerEntry
 	prefixOrderRate   = "orderrate:" // orderrate:{telegramUser} → Window, TTL = window end
+	prefixQuote       = "quote:"     // quote:{nonce} → Quote awaiting the user's confirm button, TTL 10m
 
 	// blog (seed 004)
 	prefixViews       = "views:"             // views:{slug} → total, 8 BE; bounded by MaxSlugs
@@ -93,3 +94,5 @@ func ledgerPrefix(user int64) string { return prefixLedger + strconv.FormatInt(u
 func ledgerKey(user int64, seq uint64) []byte { return u64Key(ledgerPrefix(user), seq) }
 
 func orderRateKey(user int64) []byte { return strconv.AppendInt([]byte(prefixOrderRate), user, 10) }
+
+func quoteKey(nonce string) []byte { return []byte(prefixQuote + nonce) }

@@ -33,6 +33,9 @@ type OutboxMessage struct {
 	CreatedAt   time.Time       `json:"created_at"`
 	NextAt      time.Time       `json:"next_at"`
 	SentAt      time.Time       `json:"sent_at,omitzero"`
+	// CallbackQueryID makes this an answer to a button press (answerCallbackQuery)
+	// rather than a chat message; Text is the short notice the user sees.
+	CallbackQueryID string `json:"callback_query_id,omitempty"`
 	// SecretOrderID asks the sender to put that order's root password in place of
 	// RootPasswordPlaceholder at send time: the password itself is never stored.
 	SecretOrderID int64 `json:"secret_order_id,omitempty"`

@@ -14,6 +14,8 @@ const usage = `hangar — Telegram bot backend, provisioning queue and blog API 
 Usage:
   hangar serve [flags]      run the daemon with embedded defaults (see hangar serve --help)
   hangar console [flags]    attach the operations console to a running daemon
+  hangar deposit --user ID --amount N    credit a user's balance
+  hangar dlq [list|requeue [ID]|purge]   inspect and act on dead letters
   hangar help               show this text
 
 Every flag of serve is also an environment variable (HANGAR_*); flags win.
@@ -30,6 +32,10 @@ func main() {
 		err = runServe(os.Args[2:])
 	case "console":
 		err = runConsole(os.Args[2:])
+	case "deposit":
+		err = runDeposit(os.Args[2:])
+	case "dlq":
+		err = runDLQ(os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -103,6 +103,11 @@ type Off struct{}
 // Enabled is false: the engine logs the message and shows it in the console's outbox.
 func (Off) Enabled() bool { return false }
 
+// AnswerCallback is never called for a disabled sender; it refuses if it is.
+func (Off) AnswerCallback(context.Context, string, string) error {
+	return &Error{err: errors.New("telegram sending is off (no bot token)"), permanent: true}
+}
+
 // Send is never called for a disabled sender; it refuses if it is.
 func (Off) Send(context.Context, store.OutboxMessage) error {
 	return &Error{err: errors.New("telegram sending is off (no bot token)"), permanent: true}

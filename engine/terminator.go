@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// terminateOrder asks the dispatcher to delete an active order's server. userID, when
+// set, must own the order (the chat command); replyTo, when set, gets an orderOpResult
+// (the admin API).
+type terminateOrder struct {
+	id      int64
+	userID  int64
+	replyTo *actor.PID
+}
+
+// runTerminate tells a fresh terminator to do its one job.
+type runTerminate struct{ req terminateOrder }
+
+// terminator deletes one server at its provider and marks the order terminated. It is
+// an actor of its own because the provider call takes seconds and must not hold up the
+// dispatcher or the user's chat.
+type terminator struct {
+	d orderDeps
+}
+
+func newTerminator(d orderDeps) actor.Producer {
+	return func() actor.Receiver { return &terminator{d: d} }
+}
+
+func (t *terminator) Receive(c *actor.Context) {
+	switch msg := c.Message().(type) {
+	case actor.Started, actor.Stopped:
+	case runTerminate:
+		res := t.run(c, msg.req)
+		if msg.req.replyTo != nil {
+			c.Send(msg.req.replyTo, res)
+		}
+		c.Engine().Poison(c.PID())
+	}
+}
+
+func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			t.d.metrics.panics.WithLabelValues("terminator").Inc()
+			res = orderOpResult{err: fmt.Errorf("internal error while terminating: %v", v)}
+		}
+	}()
+	o, err := t.d.store.GetOrder(req.id)
+	if err != nil {
+		return orderOpResult{err: err}
+	}
+	if req.userID != 0 && o.TelegramUserID != req.userID {
+		return orderOpResult{err: store.ErrNotFound}
+	}
+	if o.Status != store.OrderActive {
+		return orderOpResult{err: fmt.Errorf("%w: order %d is %s", ErrOrderState, o.ID, o.Status)}
+	}
+	prov, ok := t.d.providers[o.Provider]
+	if !ok {
+		return orderOpResult{err: fmt.Errorf("provider %q is not configured", o.Provider)}
+	}
+	ctx, cancel := context.WithTimeout(t.d.ctx, t.d.cfg.Queue.ProvisionTimeout)
+	defer cancel()
+	if err := prov.Delete(ctx, o.InstanceID); err != nil {
+		t.d.cfg.Logger.Warn("terminate: provider refused", "order", o.ID, "err", err)
+		c.Send(t.d.outbox(), sendTransient{msg: htmlMessage(o.ChatID,
+			fmt.Sprintf("The server of order #%d could not be deleted right now; please try again later.", o.ID))})
+		return orderOpResult{err: fmt.Errorf("provider: %w", err)}
+	}
+	now := t.d.cfg.Clock.Now()
+	done, err := t.d.store.UpdateOrder(o.ID, func(o *store.Order) error {
+		if o.Status != store.OrderActive {
+			return ErrOrderState
+		}
+		o.Status = store.OrderTerminated
+		o.Record(now, "terminated", "")
+		return nil
+	}, htmlMessage(o.ChatID, fmt.Sprintf("🗑 The server of order #%d (%s) was deleted.", o.ID, o.IPAddress)))
+	if err != nil && !errors.Is(err, ErrOrderState) {
+		return orderOpResult{err: err}
+	}
+	c.Send(t.d.outbox(), pokeOutbox{})
+	c.Send(t.d.feed, publishEvent{ev: orderFeedEvent(done, "terminated", now)})
+	return orderOpResult{order: done, err: err}
+}

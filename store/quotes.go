@@ -1,0 +1,55 @@
+package store
+
+import (
+	"errors"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// QuoteTTL is how long an order's confirm button stays valid.
+const QuoteTTL = 10 * time.Minute
+
+// Quote is an order a user asked for and has not confirmed yet. The confirm button
+// carries only its nonce, so the button cannot be forged into another plan or price,
+// and taking the quote once makes a double tap create one order.
+type Quote struct {
+	Nonce     string    `json:"nonce"`
+	UserID    int64     `json:"user_id"`
+	ChatID    int64     `json:"chat_id"`
+	SpecID    string    `json:"spec_id"`
+	Region    string    `json:"region"`
+	Price     int64     `json:"price"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// PutQuote stores a quote until QuoteTTL.
+func (s *Store) PutQuote(q Quote) error {
+	q.CreatedAt = s.now()
+	return s.group.do(func(txn *badger.Txn) error { return setJSON(txn, quoteKey(q.Nonce), q, QuoteTTL) })
+}
+
+// GetQuote reads a live quote.
+func (s *Store) GetQuote(nonce string) (Quote, error) {
+	var q Quote
+	err := s.view(func(txn *badger.Txn) error { return getJSON(txn, quoteKey(nonce), &q) })
+	if err == nil && s.now().Sub(q.CreatedAt) > QuoteTTL {
+		return Quote{}, ErrNotFound
+	}
+	return q, err
+}
+
+// TakeQuote deletes a quote and returns it; only one caller can take it.
+func (s *Store) TakeQuote(nonce string) (Quote, error) {
+	var q Quote
+	err := s.group.do(func(txn *badger.Txn) error {
+		if err := getJSON(txn, quoteKey(nonce), &q); err != nil {
+			return err
+		}
+		return txn.Delete(quoteKey(nonce))
+	})
+	if errors.Is(err, ErrNotFound) || (err == nil && s.now().Sub(q.CreatedAt) > QuoteTTL) {
+		return Quote{}, ErrNotFound
+	}
+	return q, err
+}
