@@ -30,6 +30,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"webhook", runWebhookBench},
 	{"views", runViewsBench},
+	{"orders", runOrdersBench},
 }
 
 // benchConfig holds the flags every scenario may read.
