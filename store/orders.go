@@ -119,13 +119,17 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 	if err != nil {
 		return Order{}, err
 	}
+	var out Order
 	err = s.group.do(func(txn *badger.Txn) error {
 		if limit.Max > 0 {
 			if err := countOrder(txn, o.TelegramUserID, limit, now); err != nil {
 				return err
 			}
 		}
+		// The op may run again (conflict, or another op of the batch failing): it must
+		// start from the untouched request every time, never from a previous run's result.
 		created := o
+		created.History = append([]OrderEvent(nil), o.History...)
 		if err := s.saveOrder(txn, nil, &created, ledgerSeq, now); err != nil {
 			return err
 		}
@@ -134,13 +138,13 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 				return err
 			}
 		}
-		o = created
+		out = created
 		return nil
 	})
 	if err != nil {
 		return Order{}, err
 	}
-	return o, nil
+	return out, nil
 }
 
 func countOrder(txn *badger.Txn, user int64, limit OrderLimit, now time.Time) error {

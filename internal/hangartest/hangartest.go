@@ -175,6 +175,8 @@ func (e *Env) Stop() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Fiber waits for open keep-alive connections; the test's own are idle by now.
+	http.DefaultClient.CloseIdleConnections()
 	_ = e.server.Shutdown(ctx)
 	e.Engine.Stop(ctx)
 	_ = e.Store.Close()
