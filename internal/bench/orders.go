@@ -291,10 +291,16 @@ func startPhaseProfile(phase string) (stop func(), err error) {
 	}, nil
 }
 
+// printOrderLoad writes one result line; CPU is shown only when it was measured (the
+// in-process runs: load generator and hangar together).
 func printOrderLoad(name string, r loadResult) {
-	fmt.Printf("  %-24s %9.0f req/s   p50 %9s   p99 %9s   cpu/req %7s (%3.0f%% of %d cores)   not-201 %d   errors %d   (%d requests in %s)\n",
-		name, r.RPS(), fmtDur(r.Percentile(0.50)), fmtDur(r.Percentile(0.99)),
-		fmtDur(r.CPUPerRequest()), 100*r.CPU.Seconds()/r.Elapsed.Seconds()/float64(runtime.NumCPU()), runtime.NumCPU(),
+	cpu := "cpu not measured (hangar is another process)"
+	if r.CPU > 0 {
+		cpu = fmt.Sprintf("cpu/req %7s (%3.0f%% of %d cores)", fmtDur(r.CPUPerRequest()),
+			100*r.CPU.Seconds()/r.Elapsed.Seconds()/float64(runtime.NumCPU()), runtime.NumCPU())
+	}
+	fmt.Printf("  %-24s %9.0f req/s   p50 %9s   p99 %9s   %s   not-201 %d   errors %d   (%d requests in %s)\n",
+		name, r.RPS(), fmtDur(r.Percentile(0.50)), fmtDur(r.Percentile(0.99)), cpu,
 		r.Non200, r.Errors, r.Requests, r.Elapsed.Round(time.Millisecond))
 }
 
