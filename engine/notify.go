@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"html"
+	"strings"
 
 	"github.com/hangarhq/hangar/engine/catalog"
 	"github.com/hangarhq/hangar/store"
@@ -34,6 +35,11 @@ func (n notes) ready(o store.Order, password string) (msg store.OutboxMessage, t
 			o.ID, html.EscapeString(n.planName(o.SpecID)), html.EscapeString(o.Region), html.EscapeString(o.IPAddress), pw, html.EscapeString(o.IPAddress))
 	}
 	msg = htmlMessage(o.ChatID, text(store.RootPasswordPlaceholder))
+	if password == passwordUnknown {
+		msg.Text = strings.Replace(text("x"), "Root password: <tg-spoiler>x</tg-spoiler>",
+			"Root password: chosen by the provider and lost in transit; reset it from the provider's console", 1)
+		return msg, false
+	}
 	if password == "" {
 		msg.SecretOrderID = o.ID
 		return msg, false

@@ -37,6 +37,10 @@ type OrderStore interface {
 	PurgeDeadLetters() (int, error)
 }
 
+// passwordUnknown marks a server whose provider chose the password in a response that
+// was lost (a retry found the server by label).
+const passwordUnknown = "\x00unknown"
+
 // InstanceLabel is the provider label of an order's server: the idempotency key that
 // lets a retried or recovered order find the server an earlier attempt created.
 func InstanceLabel(orderID int64) string { return "hangar-order-" + strconv.FormatInt(orderID, 10) }
@@ -160,6 +164,9 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 		return cloud.Instance{}, "", err
 	}
 	password := ""
+	if pc, ok := prov.(interface{ ChoosesRootPassword() bool }); ok && pc.ChoosesRootPassword() && found {
+		password = passwordUnknown
+	}
 	if !found {
 		inst, err = prov.Create(ctx, cloud.CreateRequest{
 			Label: label, Region: o.Region, Plan: plan.Plan, RootPassword: a.d.password(o.ID),

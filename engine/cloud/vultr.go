@@ -150,3 +150,7 @@ func vultrInstance(in *govultr.Instance) Instance {
 	}
 	return out
 }
+
+// ChoosesRootPassword reports that Vultr, not hangar, picks the root password (it is
+// only in the create response), so a server found again by label has an unknown one.
+func (v *Vultr) ChoosesRootPassword() bool { return true }
