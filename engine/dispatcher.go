@@ -96,6 +96,7 @@ func (q *dispatcher) Receive(c *actor.Context) {
 	defer recoverPanic(q.d.cfg.Logger, q.d.orders.metrics, "dispatcher", nil)
 	switch msg := c.Message().(type) {
 	case actor.Started:
+		q.d.orders.dispatcher = c.PID()
 		q.ticks = append(q.ticks,
 			c.SendRepeat(c.PID(), dispatchTick{}, q.d.cfg.Queue.Tick),
 			c.SendRepeat(c.PID(), snapshotTick{}, time.Second))
@@ -208,7 +209,10 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 		}
 		delete(q.waiting, top.id)
 		q.gen++
-		pid := c.SpawnChild(newOrderActor(q.d.orders, top.id), "order",
+		// Not children: Hollywood stops a parent's children one by one, which with
+		// thousands in flight would outlast any shutdown deadline. Each reports to the
+		// dispatcher and stops itself.
+		pid := c.Engine().Spawn(newOrderActor(q.d.orders, top.id), "order",
 			actor.WithID(strconv.FormatInt(top.id, 10)+"."+strconv.FormatUint(q.gen, 10)),
 			actor.WithInboxSize(4), actor.WithMaxRestarts(0))
 		q.inFlight[top.id] = pid

@@ -192,8 +192,18 @@ func (e *Engine) Stop(ctx context.Context) {
 		return
 	}
 	// In-flight provider calls end now; their orders stay provisioning and are resumed
-	// (found by label) at the next start.
+	// (found by label) at the next start. Give their actors a moment to say so before
+	// the store closes under them.
 	e.cancel()
+	settle, done := context.WithTimeout(ctx, 5*time.Second)
+	defer done()
+	for settle.Err() == nil {
+		res, err := e.actors.Request(e.dispatcher, statsRequest{}, time.Second).Result()
+		if st, ok := res.(QueueStats); err != nil || !ok || st.InFlight == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for _, pid := range []*actor.PID{e.router, e.dispatcher, e.outbox, e.feed} {
 		select {
 		case <-e.actors.Poison(pid).Done():
@@ -262,12 +272,13 @@ func (e *Engine) PokeOutbox() { e.actors.Send(e.outbox, pokeOutbox{}) }
 
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
-		dispatcher: e.dispatcher, feed: e.feed,
+		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(),
 		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock}}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
-	return outboxDeps{cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password}
+	return outboxDeps{cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password,
+		engine: e.actors, feed: e.feed}
 }
 
 func (e *Engine) dispatcherDeps() dispatcherDeps {

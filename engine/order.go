@@ -28,6 +28,7 @@ type Provider interface {
 type OrderStore interface {
 	CreateOrder(o store.Order, limit store.OrderLimit, notes ...store.OutboxMessage) (store.Order, error)
 	UpdateOrder(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, error)
+	UpdateOrderNotify(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, []store.OutboxMessage, error)
 	GetOrder(id int64) (store.Order, error)
 	ListOrders(status string, limit int, before int64) ([]store.Order, error)
 	UserOrders(user int64, limit int) ([]store.Order, error)
@@ -49,17 +50,18 @@ func InstanceLabel(orderID int64) string { return "hangar-order-" + strconv.Form
 type runAttempt struct{}
 
 type orderDeps struct {
-	ctx       context.Context
-	cfg       Config
-	store     OrderStore
-	providers map[string]Provider
-	catalog   *catalog.Catalog
-	metrics   *metrics
-	queue     *queueMetrics
-	feed      *actor.PID
-	outbox    func() *actor.PID
-	notes     notes
-	password  func(orderID int64) string
+	ctx        context.Context
+	dispatcher *actor.PID // set when the dispatcher starts
+	cfg        Config
+	store      OrderStore
+	providers  map[string]Provider
+	catalog    *catalog.Catalog
+	metrics    *metrics
+	queue      *queueMetrics
+	feed       *actor.PID
+	outbox     func() *actor.PID
+	notes      notes
+	password   func(orderID int64) string
 }
 
 // orderActor owns one order for one attempt: it moves the order to provisioning, asks
@@ -80,7 +82,7 @@ func (a *orderActor) Receive(c *actor.Context) {
 	case actor.Started, actor.Stopped:
 	case runAttempt:
 		res := a.attempt(c)
-		c.Send(c.Parent(), res)
+		c.Send(a.d.dispatcher, res)
 		c.Engine().Poison(c.PID())
 	}
 }
@@ -114,7 +116,7 @@ func (a *orderActor) attempt(c *actor.Context) (res attemptFinished) {
 		o.DueAt = now.Add(a.d.cfg.Queue.Retry.Base)
 		return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
 	}
-	c.Send(c.Parent(), attemptStarted{order: o})
+	c.Send(a.d.dispatcher, attemptStarted{order: o})
 	a.publish(c, o, "started")
 
 	start := time.Now()
@@ -198,7 +200,7 @@ func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instanc
 	if !transient {
 		stored = append(stored, msg)
 	}
-	done, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+	done, queued, err := a.d.store.UpdateOrderNotify(a.id, func(o *store.Order) error {
 		if o.Status != store.OrderProvisioning {
 			return errSkip
 		}
@@ -220,7 +222,7 @@ func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instanc
 	if transient {
 		c.Send(a.d.outbox(), sendTransient{msg: msg})
 	} else {
-		c.Send(a.d.outbox(), pokeOutbox{})
+		c.Send(a.d.outbox(), queuedMessages{msgs: queued})
 	}
 	a.publish(c, done, "succeeded")
 	return attemptFinished{id: a.id, outcome: outcomeSucceeded, order: done}
@@ -251,7 +253,7 @@ func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptF
 	}
 	current, _ := a.d.store.GetOrder(a.id)
 	current.LastError = reason
-	dead, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+	dead, queued, err := a.d.store.UpdateOrderNotify(a.id, func(o *store.Order) error {
 		if o.Status != store.OrderProvisioning {
 			return errSkip
 		}
@@ -264,7 +266,7 @@ func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptF
 	if err != nil {
 		return a.storeTrouble(o, now, err)
 	}
-	c.Send(a.d.outbox(), pokeOutbox{})
+	c.Send(a.d.outbox(), queuedMessages{msgs: queued})
 	a.d.cfg.Logger.Warn("order dead-lettered", "order", a.id, "attempts", dead.Attempts, "err", reason)
 	a.publish(c, dead, "dead_lettered")
 	return attemptFinished{id: a.id, outcome: outcomeDeadLettered, order: dead}

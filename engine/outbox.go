@@ -38,6 +38,8 @@ type (
 )
 
 type outboxDeps struct {
+	engine   *actor.Engine
+	feed     *actor.PID
 	password func(orderID int64) string
 	cfg      Config
 	store    OutboxStore
@@ -50,6 +52,7 @@ const (
 	outboxMaxAttempts = 12
 	pokeCoalesce      = 20 * time.Millisecond
 	rescanEvery       = 30 * time.Second
+	minRescanGap      = time.Second
 	sendTimeout       = 15 * time.Second
 )
 
@@ -68,9 +71,10 @@ type outboxSender struct {
 	// (whose deleted entries make scans slow under load). Producers hand their
 	// messages over after committing them; a rescan at start, on poke and every
 	// rescanEvery picks up anything that reached the store another way.
-	queue    messageHeap
-	queued   map[uint64]bool
-	lastScan time.Time
+	queue     messageHeap
+	queued    map[uint64]bool
+	lastScan  time.Time
+	rescanDue bool
 }
 
 func newOutboxSender(d outboxDeps) actor.Producer {
@@ -85,13 +89,18 @@ func (o *outboxSender) Receive(c *actor.Context) {
 	case actor.Stopped:
 		o.repeater.Stop()
 	case outboxTick:
-		if time.Since(o.lastScan) >= rescanEvery {
+		since := time.Since(o.lastScan)
+		if since >= rescanEvery || (o.rescanDue && since >= minRescanGap) {
 			o.rescan()
 		}
 		o.drain()
 	case pokeOutbox:
-		o.rescan()
-		o.drain()
+		// A rescan reads the whole outbox: many pokes in a burst share one.
+		o.rescanDue = true
+		if time.Since(o.lastScan) >= minRescanGap {
+			o.rescan()
+			o.drain()
+		}
 	case queuedMessages:
 		for _, m := range msg.msgs {
 			o.add(m)
@@ -160,6 +169,7 @@ func (o *outboxSender) add(m store.OutboxMessage) {
 // rescan adds every stored message the queue does not hold yet.
 func (o *outboxSender) rescan() {
 	o.lastScan = time.Now()
+	o.rescanDue = false
 	all, err := o.d.store.QueuedMessages(1 << 20)
 	if err != nil {
 		o.d.cfg.Logger.Error("outbox read failed", "err", err)
@@ -300,6 +310,13 @@ func (o *outboxSender) commitDone() {
 	}
 	if err := o.d.store.FinishMessages(o.done); err != nil {
 		o.d.cfg.Logger.Error("outbox: could not record sent messages", "count", len(o.done), "err", err)
+	}
+	if o.d.feed != nil {
+		for _, f := range o.done {
+			m := f.Message
+			m.Status, m.LastError, m.Text, m.LogText = f.Status, f.Error, m.Loggable(), ""
+			o.d.engine.Send(o.d.feed, publishEvent{ev: Event{Type: "message", Data: m}})
+		}
 	}
 	o.done = o.done[:0]
 }

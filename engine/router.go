@@ -38,6 +38,7 @@ type (
 )
 
 type routerDeps struct {
+	sendingOff bool
 	cfg        Config
 	store      UpdateStore
 	bot        *bot
@@ -120,7 +121,7 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 		id := strconv.FormatInt(userID, 10) + "." + strconv.FormatUint(r.gen, 10)
 		pid := c.SpawnChild(newUserActor(userDeps{
 			cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: r.d.outbox(), router: c.PID(),
-			dispatcher: r.d.dispatcher, feed: r.d.feed,
+			dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff,
 		}, userID), "user", actor.WithID(id), actor.WithInboxSize(16))
 		u = &userEntry{pid: pid}
 		r.users[userID] = u

@@ -20,6 +20,7 @@ type userUpdate struct {
 }
 
 type userDeps struct {
+	sendingOff bool // no bot token: replies go straight to the log
 	cfg        Config
 	store      UpdateStore
 	bot        *bot
@@ -114,12 +115,23 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 			}
 		}
 	}()
-	queued, err := a.d.store.CompleteUpdate(store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies})
+	logOnly := a.d.sendingOff && !needsOutbox(replies)
+	queued, err := a.d.store.CompleteUpdate(store.UpdateOutcome{
+		UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies, LogOnly: logOnly})
 	switch {
 	case err == nil:
 		a.d.metrics.updatesProcessed.Inc()
 		a.d.metrics.processLatency.Observe(now.Sub(msg.acceptedAt).Seconds())
-		if len(queued) > 0 {
+		switch {
+		case len(queued) == 0:
+		case logOnly:
+			for _, m := range queued {
+				a.d.metrics.messages.WithLabelValues("logged").Inc()
+				a.d.cfg.Logger.Info("telegram sending is off; message logged", "chat", m.ChatID, "text", m.Loggable())
+				m.Status = store.MessageLogged
+				c.Send(a.d.feed, publishEvent{ev: Event{Type: "message", Data: m}})
+			}
+		default:
 			c.Send(a.d.outbox, queuedMessages{msgs: queued})
 		}
 	case errors.Is(err, store.ErrAlreadyProcessed):
@@ -168,3 +180,14 @@ func (a *userActor) storeFailed(op string, err error) {
 }
 
 var _ = fmt.Sprint
+
+// needsOutbox reports replies that must pass through the sender even when sending is
+// off (none today: kept so a message kind that must not skip it can say so).
+func needsOutbox(replies []store.OutboxMessage) bool {
+	for _, m := range replies {
+		if m.SecretOrderID != 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -76,6 +76,9 @@ type UpdateOutcome struct {
 	Window *Window
 	// Replies are queued in the outbox.
 	Replies []OutboxMessage
+	// LogOnly records the replies straight in the outlog as logged: Telegram sending
+	// is off, so there is nothing to queue.
+	LogOnly bool
 }
 
 // CompleteUpdate applies an outcome and removes the update from the inbox, returning
@@ -101,7 +104,13 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 			}
 		}
 		for i := range replies {
-			if err := putOutbox(txn, &replies[i]); err != nil {
+			var err error
+			if o.LogOnly {
+				err = s.appendOutlog(txn, replies[i], MessageLogged, "", now)
+			} else {
+				err = putOutbox(txn, &replies[i])
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -52,7 +52,6 @@ func seenUpdateKey(updateID int64) []byte {
 }
 
 func inboxKey(updateID int64) []byte { return u64Key(prefixInbox, uint64(updateID)) }
-func outboxKey(seq uint64) []byte    { return u64Key(prefixOutbox, seq) }
 func outlogKey(seq uint64) []byte    { return u64Key(prefixOutlog, seq) }
 func seqKey(name string) []byte      { return []byte(prefixSeq + name) }
 

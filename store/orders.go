@@ -168,14 +168,21 @@ func countOrder(txn *badger.Txn, user int64, limit OrderLimit, now time.Time) er
 // notes are queued in the outbox in the same commit. fn may run more than once and
 // must only change o; its error aborts the update and is returned.
 func (s *Store) UpdateOrder(id int64, fn func(o *Order) error, notes ...OutboxMessage) (Order, error) {
+	o, _, err := s.UpdateOrderNotify(id, fn, notes...)
+	return o, err
+}
+
+// UpdateOrderNotify is UpdateOrder that also returns the queued notes with their ids,
+// so the caller can hand them to the sender without it scanning the outbox.
+func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...OutboxMessage) (Order, []OutboxMessage, error) {
 	ledgerSeq, err := s.nextSeq("ledger")
 	if err != nil {
-		return Order{}, err
+		return Order{}, nil, err
 	}
 	now := s.now()
 	notes, err = s.assignIDs(notes, now)
 	if err != nil {
-		return Order{}, err
+		return Order{}, nil, err
 	}
 	var out Order
 	err = s.group.do(func(txn *badger.Txn) error {
@@ -200,7 +207,10 @@ func (s *Store) UpdateOrder(id int64, fn func(o *Order) error, notes ...OutboxMe
 		out = updated
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return Order{}, nil, err
+	}
+	return out, notes, nil
 }
 
 // saveOrder writes o and keeps everything derived from it consistent: the status

@@ -145,18 +145,6 @@ func (s *Store) RescheduleMessage(old OutboxMessage, nextAt time.Time, lastErr s
 	})
 }
 
-// FinishMessage removes a message from the outbox and records it in the capped outlog
-// with its final status; secrets are masked in what the log keeps.
-func (s *Store) FinishMessage(m OutboxMessage, status, lastErr string) error {
-	now := s.now()
-	return s.group.do(func(txn *badger.Txn) error {
-		if err := txn.Delete(outboxDueKey(&m)); err != nil {
-			return err
-		}
-		return s.appendOutlog(txn, m, status, lastErr, now)
-	})
-}
-
 // LogTransientMessage records in the outlog a message that never went through the
 // outbox (one that must not be stored whole, such as a root password notice).
 func (s *Store) LogTransientMessage(m OutboxMessage, status, lastErr string) error {
