@@ -17,6 +17,9 @@ type Balance struct {
 	Available int64     `json:"available"`
 	Held      int64     `json:"held"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Seq numbers the user's ledger entries. It lives in the balance record so that
+	// ledger order is commit order: every move reads and writes this record.
+	Seq uint64 `json:"seq"`
 }
 
 // Ledger entry kinds: every change of a balance is one of these.
@@ -50,9 +53,8 @@ func getBalance(txn *badger.Txn, user int64) (Balance, error) {
 	return b, err
 }
 
-// moveMoney applies one ledger movement inside txn. The ledger sequence number is
-// taken before the transaction so that a conflict retry does not skip numbers twice.
-func (s *Store) moveMoney(txn *badger.Txn, seq uint64, user int64, kind string, amount, orderID int64, now time.Time) error {
+// moveMoney applies one ledger movement inside txn.
+func (s *Store) moveMoney(txn *badger.Txn, user int64, kind string, amount, orderID int64, now time.Time) error {
 	b, err := getBalance(txn, user)
 	if err != nil {
 		return err
@@ -76,11 +78,12 @@ func (s *Store) moveMoney(txn *badger.Txn, seq uint64, user int64, kind string, 
 		return errors.New("store: ledger would go negative: refusing")
 	}
 	b.UpdatedAt = now
+	b.Seq++
 	if err := setJSON(txn, balanceKey(user), b, 0); err != nil {
 		return err
 	}
-	return setJSON(txn, ledgerKey(user, seq), LedgerEntry{
-		Seq: seq, UserID: user, Kind: kind, Amount: amount, OrderID: orderID,
+	return setJSON(txn, ledgerKey(user, b.Seq), LedgerEntry{
+		Seq: b.Seq, UserID: user, Kind: kind, Amount: amount, OrderID: orderID,
 		Available: b.Available, Held: b.Held, At: now,
 	}, 0)
 }
@@ -90,14 +93,10 @@ func (s *Store) Deposit(user, amount int64) (Balance, error) {
 	if amount <= 0 {
 		return Balance{}, errors.New("store: deposit must be positive")
 	}
-	seq, err := s.nextSeq("ledger")
-	if err != nil {
-		return Balance{}, err
-	}
 	now := s.now()
 	var b Balance
-	err = s.group.do(func(txn *badger.Txn) error {
-		if err := s.moveMoney(txn, seq, user, LedgerDeposit, amount, 0, now); err != nil {
+	err := s.groupFor(user).do(func(txn *badger.Txn) error {
+		if err := s.moveMoney(txn, user, LedgerDeposit, amount, 0, now); err != nil {
 			return err
 		}
 		var err error

@@ -104,10 +104,6 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 	if err != nil {
 		return Order{}, err
 	}
-	ledgerSeq, err := s.nextSeq("ledger")
-	if err != nil {
-		return Order{}, err
-	}
 	now := s.now()
 	o.ID = int64(id)
 	o.Status = OrderPending
@@ -120,7 +116,7 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 		return Order{}, err
 	}
 	var out Order
-	err = s.group.do(func(txn *badger.Txn) error {
+	err = s.groupFor(o.TelegramUserID).do(func(txn *badger.Txn) error {
 		if limit.Max > 0 {
 			if err := countOrder(txn, o.TelegramUserID, limit, now); err != nil {
 				return err
@@ -130,7 +126,7 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 		// start from the untouched request every time, never from a previous run's result.
 		created := o
 		created.History = append([]OrderEvent(nil), o.History...)
-		if err := s.saveOrder(txn, nil, &created, ledgerSeq, now); err != nil {
+		if err := s.saveOrder(txn, nil, &created, now); err != nil {
 			return err
 		}
 		for i := range notes {
@@ -175,17 +171,19 @@ func (s *Store) UpdateOrder(id int64, fn func(o *Order) error, notes ...OutboxMe
 // UpdateOrderNotify is UpdateOrder that also returns the queued notes with their ids,
 // so the caller can hand them to the sender without it scanning the outbox.
 func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...OutboxMessage) (Order, []OutboxMessage, error) {
-	ledgerSeq, err := s.nextSeq("ledger")
+	now := s.now()
+	notes, err := s.assignIDs(notes, now)
 	if err != nil {
 		return Order{}, nil, err
 	}
-	now := s.now()
-	notes, err = s.assignIDs(notes, now)
+	// The order's user picks the committer (its balance may move); reading it here
+	// costs a lookup in the caller's goroutine rather than in the committer's.
+	owner, err := s.GetOrder(id)
 	if err != nil {
 		return Order{}, nil, err
 	}
 	var out Order
-	err = s.group.do(func(txn *badger.Txn) error {
+	err = s.groupFor(owner.TelegramUserID).do(func(txn *badger.Txn) error {
 		var old Order
 		if err := getJSON(txn, orderKey(id), &old); err != nil {
 			return err
@@ -196,7 +194,7 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 			return err
 		}
 		updated.UpdatedAt = now
-		if err := s.saveOrder(txn, &old, &updated, ledgerSeq, now); err != nil {
+		if err := s.saveOrder(txn, &old, &updated, now); err != nil {
 			return err
 		}
 		for i := range notes {
@@ -217,7 +215,7 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 // index, the user index, the dead-letter list, and the money. Money moves at most once
 // per state: held on acceptance (or on requeue), captured when the order becomes
 // active, released when it fails or is cancelled.
-func (s *Store) saveOrder(txn *badger.Txn, old, o *Order, ledgerSeq uint64, now time.Time) error {
+func (s *Store) saveOrder(txn *badger.Txn, old, o *Order, now time.Time) error {
 	if old == nil || old.Status != o.Status {
 		if old != nil {
 			if err := txn.Delete(orderStatusKey(old.Status, o.ID)); err != nil {
@@ -244,13 +242,13 @@ func (s *Store) saveOrder(txn *badger.Txn, old, o *Order, ledgerSeq uint64, now 
 			return err
 		}
 	}
-	if err := s.settleMoney(txn, o, ledgerSeq, now); err != nil {
+	if err := s.settleMoney(txn, o, now); err != nil {
 		return err
 	}
 	return setJSON(txn, orderKey(o.ID), o, 0)
 }
 
-func (s *Store) settleMoney(txn *badger.Txn, o *Order, seq uint64, now time.Time) error {
+func (s *Store) settleMoney(txn *badger.Txn, o *Order, now time.Time) error {
 	if o.PricePaid <= 0 {
 		return nil
 	}
@@ -265,7 +263,7 @@ func (s *Store) settleMoney(txn *badger.Txn, o *Order, seq uint64, now time.Time
 	default:
 		return nil
 	}
-	if err := s.moveMoney(txn, seq, o.TelegramUserID, kind, o.PricePaid, o.ID, now); err != nil {
+	if err := s.moveMoney(txn, o.TelegramUserID, kind, o.PricePaid, o.ID, now); err != nil {
 		return err
 	}
 	o.Money = next

@@ -34,13 +34,17 @@ type Options struct {
 
 // Store is hangar's handle on its Badger database.
 type Store struct {
-	db    *badger.DB
-	log   *slog.Logger
-	now   func() time.Time
-	group *groupCommitter
-	// inbox commits webhook acceptances on their own, so an acknowledgement never
-	// waits behind the actors' processing writes; Badger folds both into one fsync.
-	inbox  *groupCommitter
+	db  *badger.DB
+	log *slog.Logger
+	now func() time.Time
+	// Group committers run their batches concurrently, each in its own transaction;
+	// callers pick one by the user (or update) they touch, so that concurrent batches
+	// rarely read what another writes and Badger's conflict checks rarely fire. The
+	// inbox ones take only webhook acceptances, so an acknowledgement never waits
+	// behind the actors' processing writes. Badger folds them into shared fsyncs.
+	groups []*groupCommitter
+	inbox  []*groupCommitter
+	group  *groupCommitter // groups[0], for writes with no natural owner
 	seqMu  sync.Mutex
 	seqs   map[string]*badger.Sequence
 	stopGC chan struct{}
@@ -81,11 +85,15 @@ func Open(opts Options) (*Store, error) {
 		stopGC: make(chan struct{}),
 		gcDone: make(chan struct{}),
 	}
-	s.group = newGroupCommitter(s, 256)
-	s.inbox = newGroupCommitter(s, 256)
+	for range commitShards {
+		s.groups = append(s.groups, newGroupCommitter(s, 256))
+	}
+	for range inboxShards {
+		s.inbox = append(s.inbox, newGroupCommitter(s, 256))
+	}
+	s.group = s.groups[0]
 	if err := s.migrate(); err != nil {
-		s.group.stop()
-		s.inbox.stop()
+		s.stopCommitters()
 		db.Close()
 		return nil, err
 	}
@@ -97,14 +105,29 @@ func Open(opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	close(s.stopGC)
 	<-s.gcDone
-	s.group.stop()
-	s.inbox.stop()
+	s.stopCommitters()
 	s.seqMu.Lock()
 	for _, q := range s.seqs {
 		_ = q.Release()
 	}
 	s.seqMu.Unlock()
 	return s.db.Close()
+}
+
+const (
+	commitShards = 4
+	inboxShards  = 2
+)
+
+func (s *Store) stopCommitters() {
+	for _, g := range append(s.groups, s.inbox...) {
+		g.stop()
+	}
+}
+
+// groupFor is the committer of everything owned by one user.
+func (s *Store) groupFor(user int64) *groupCommitter {
+	return s.groups[uint64(user)%uint64(len(s.groups))]
 }
 
 // Ping reports whether the database answers a read.

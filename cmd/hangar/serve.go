@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,7 @@ type serveConfig struct {
 	MaxBody        int
 	SyncWrites     bool
 	LogLevel       string
+	MemoryLimit    int
 	LogFormat      string
 	Blog           blogConfig
 	Queue          queueConfig
@@ -61,6 +63,7 @@ func parseServeFlags(args []string) (serveConfig, error) {
 	f.Duration(&c.RateWindow, "rate-window", "HANGAR_RATE_WINDOW", time.Minute, "rate-limit window")
 	f.Size(&c.MaxBody, "max-body", "HANGAR_MAX_BODY", "1MiB", "largest request body; larger gets 413")
 	f.Bool(&c.SyncWrites, "sync-writes", "HANGAR_SYNC_WRITES", true, "fsync every commit (group commit keeps this cheap); false trades power-loss durability for speed")
+	f.Size(&c.MemoryLimit, "memory-limit", "HANGAR_MEMORY_LIMIT", "256MiB", "soft memory limit for the Go runtime (GOMEMLIMIT); the GC works harder near it")
 	f.String(&c.LogLevel, "log-level", "HANGAR_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
 	addBlogFlags(f, &c.Blog)
@@ -127,6 +130,9 @@ func runServe(args []string) error {
 	log, err := newLogger(cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
