@@ -123,18 +123,4 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 }
 
 // InboxDepth counts unprocessed updates.
-func (s *Store) InboxDepth() (int, error) {
-	n := 0
-	err := s.view(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchValues = false
-		opts.Prefix = []byte(prefixInbox)
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
-	})
-	return n, err
-}
+func (s *Store) InboxDepth() (int, error) { return s.countPrefix(prefixInbox) }

@@ -129,10 +129,8 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 		if err := s.saveOrder(txn, nil, &created, now); err != nil {
 			return err
 		}
-		for i := range notes {
-			if err := putOutbox(txn, &notes[i]); err != nil {
-				return err
-			}
+		if err := putOutboxAll(txn, notes); err != nil {
+			return err
 		}
 		out = created
 		return nil
@@ -197,10 +195,8 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 		if err := s.saveOrder(txn, &old, &updated, now); err != nil {
 			return err
 		}
-		for i := range notes {
-			if err := putOutbox(txn, &notes[i]); err != nil {
-				return err
-			}
+		if err := putOutboxAll(txn, notes); err != nil {
+			return err
 		}
 		out = updated
 		return nil
@@ -280,81 +276,51 @@ func (s *Store) GetOrder(id int64) (Order, error) {
 // ListOrders returns up to limit orders newest first, optionally with one status,
 // starting below the id before (0: from the newest).
 func (s *Store) ListOrders(status string, limit int, before int64) ([]Order, error) {
-	var out []Order
-	err := s.view(func(txn *badger.Txn) error {
-		if status == "" {
-			return s.scanOrdersFrom(txn, prefixOrder, before, limit, func(_ int64, val []byte) error {
-				var o Order
-				if err := jsonUnmarshal(val, &o); err != nil {
-					return err
-				}
-				out = append(out, o)
-				return nil
-			})
-		}
-		return s.scanOrdersFrom(txn, orderStatusPrefix(status), before, limit, func(id int64, _ []byte) error {
-			var o Order
-			if err := getJSON(txn, orderKey(id), &o); err != nil {
-				return err
-			}
-			out = append(out, o)
-			return nil
-		})
-	})
-	return out, err
-}
-
-// scanOrdersFrom walks keys prefix+{id BE} newest first below before.
-func (s *Store) scanOrdersFrom(txn *badger.Txn, prefix string, before int64, limit int, fn func(id int64, val []byte) error) error {
-	opts := badger.DefaultIteratorOptions
-	opts.Reverse = true
-	opts.Prefix = []byte(prefix)
-	it := txn.NewIterator(opts)
-	defer it.Close()
-	seek := u64Key(prefix, ^uint64(0))
-	if before > 0 {
-		seek = u64Key(prefix, uint64(before-1))
+	if status == "" {
+		return s.loadOrders(prefixOrder, true, before, limit)
 	}
-	n := 0
-	for it.Seek(seek); it.ValidForPrefix([]byte(prefix)) && n < limit; it.Next() {
-		item := it.Item()
-		id := int64(u64FromKey(prefix, item.Key()))
-		if err := item.Value(func(v []byte) error { return fn(id, v) }); err != nil {
-			return err
-		}
-		n++
-	}
-	return nil
+	return s.loadOrders(orderStatusPrefix(status), false, before, limit)
 }
 
 // UserOrders returns up to limit orders of one Telegram user, newest first.
 func (s *Store) UserOrders(user int64, limit int) ([]Order, error) {
-	var out []Order
-	err := s.view(func(txn *badger.Txn) error {
-		return s.scanOrdersFrom(txn, orderUserPrefix(user), 0, limit, func(id int64, _ []byte) error {
-			var o Order
-			if err := getJSON(txn, orderKey(id), &o); err != nil {
-				return err
-			}
-			out = append(out, o)
-			return nil
-		})
-	})
-	return out, err
+	return s.loadOrders(orderUserPrefix(user), false, 0, limit)
 }
 
 // DeadLetters returns up to limit dead-lettered orders, newest first.
 func (s *Store) DeadLetters(limit int) ([]Order, error) {
+	return s.loadOrders(prefixDeadLetter, false, 0, limit)
+}
+
+// loadOrders walks keys prefix+{id BE} newest first below before. The keys are the
+// orders themselves (direct) or an index whose ids point at them.
+func (s *Store) loadOrders(prefix string, direct bool, before int64, limit int) ([]Order, error) {
 	var out []Order
 	err := s.view(func(txn *badger.Txn) error {
-		return s.scanOrdersFrom(txn, prefixDeadLetter, 0, limit, func(id int64, _ []byte) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse = true
+		opts.Prefix = []byte(prefix)
+		opts.PrefetchValues = direct
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		seek := u64Key(prefix, ^uint64(0))
+		if before > 0 {
+			seek = u64Key(prefix, uint64(before-1))
+		}
+		for it.Seek(seek); it.ValidForPrefix([]byte(prefix)) && len(out) < limit; it.Next() {
 			var o Order
-			if err := getJSON(txn, orderKey(id), &o); err != nil {
+			var err error
+			if direct {
+				err = it.Item().Value(func(v []byte) error { return jsonUnmarshal(v, &o) })
+			} else {
+				err = getJSON(txn, orderKey(int64(u64FromKey(prefix, it.Item().Key()))), &o)
+			}
+			if err != nil {
 				return err
 			}
 			out = append(out, o)
-			return nil
-		})
+		}
+		return nil
 	})
 	return out, err
 }

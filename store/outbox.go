@@ -90,20 +90,22 @@ func putOutbox(txn *badger.Txn, m *OutboxMessage) error {
 	return setJSON(txn, outboxDueKey(m), m, 0)
 }
 
+func putOutboxAll(txn *badger.Txn, msgs []OutboxMessage) error {
+	for i := range msgs {
+		if err := putOutbox(txn, &msgs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // EnqueueMessages queues messages for sending and returns them with their ids.
 func (s *Store) EnqueueMessages(msgs ...OutboxMessage) ([]OutboxMessage, error) {
 	msgs, err := s.assignIDs(msgs, s.now())
 	if err != nil {
 		return nil, err
 	}
-	err = s.group.do(func(txn *badger.Txn) error {
-		for i := range msgs {
-			if err := putOutbox(txn, &msgs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = s.group.do(func(txn *badger.Txn) error { return putOutboxAll(txn, msgs) })
 	return msgs, err
 }
 
