@@ -134,4 +134,3 @@ func TestCrashRecoveryProvisionsEachOrderOnce(t *testing.T) {
 	raw, _ := json.Marshal(final)
 	t.Logf("%d active of %d; orders: %s", active, orders, raw[:min(len(raw), 300)])
 }
-
