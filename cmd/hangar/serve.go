@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -47,9 +48,13 @@ type serveConfig struct {
 	Demo           bool
 }
 
-func parseServeFlags(args []string) (serveConfig, error) {
+func parseServeFlags(args []string) (serveConfig, error) { return parseServeFlagsTo(args, os.Stderr) }
+
+// parseServeFlagsTo parses with usage and errors written to out.
+func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(out)
 	f := &envFlags{fs: fs}
 	f.String(&c.DataDir, "data", "HANGAR_DATA_DIR", "./data", "data directory: the Badger store and the SSH host key")
 	f.String(&c.HTTPAddr, "http", "HANGAR_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address")
