@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 )
 
 // Instance is one server the fake holds.
@@ -67,7 +69,7 @@ var (
 type Option func(*Server)
 
 // WithLatency delays every answer by d.
-func WithLatency(d time.Duration) Option { return func(s *Server) { s.latency = d } }
+func WithLatency(d time.Duration) Option { return func(s *Server) { s.SetLatency(d) } }
 
 // WithBootDelay keeps new instances "provisioning" for d before they read "running".
 func WithBootDelay(d time.Duration) Option { return func(s *Server) { s.bootDelay = d } }
@@ -93,53 +95,33 @@ func WithRegions(ids ...string) Option {
 // WithPageSize sets the page size used when a list request names none (Linode's is 100).
 func WithPageSize(n int) Option { return func(s *Server) { s.pageSize = max(n, 1) } }
 
-type faultKind int
-
-const (
-	faultStatus faultKind = iota
-	faultHang
-)
-
-type fault struct {
-	kind       faultKind
-	status     int
-	retryAfter time.Duration
-}
-
 // Server is a fake Linode API. Close it when done.
 type Server struct {
 	*httptest.Server
-	token   string
-	closing chan struct{}
-	once    sync.Once
+	*fakeapi.Base[Request]
+	token string
 
-	mu          sync.Mutex
-	latency     time.Duration
-	bootDelay   time.Duration
-	plans       map[string]bool
-	regions     map[string]bool
-	pageSize    int
-	faults      []fault
-	createHangs int
-	instances   map[int]*Instance
-	rootPass    map[string]string // label -> root_pass
-	nextID      int
-	requests    []Request
-	changed     chan struct{}
+	mu        sync.Mutex
+	bootDelay time.Duration
+	plans     map[string]bool
+	regions   map[string]bool
+	pageSize  int
+	instances map[int]*Instance
+	rootPass  map[string]string // label -> root_pass
+	nextID    int
 }
 
 // New starts a fake that accepts only the given API token.
 func New(token string, opts ...Option) *Server {
 	s := &Server{
+		Base:      fakeapi.New(func(r *http.Request) Request { return Request{Method: r.Method, Path: r.URL.Path} }),
 		token:     token,
-		closing:   make(chan struct{}),
 		plans:     map[string]bool{},
 		regions:   map[string]bool{},
 		pageSize:  100,
 		instances: map[int]*Instance{},
 		rootPass:  map[string]string{},
 		nextID:    40000001,
-		changed:   make(chan struct{}),
 	}
 	WithPlans(DefaultPlans...)(s)
 	WithRegions(DefaultRegions...)(s)
@@ -154,7 +136,7 @@ func New(token string, opts ...Option) *Server {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "", "Not found")
 	})
-	s.Server = httptest.NewServer(s.front(mux))
+	s.Server = httptest.NewServer(s.Front(s.authorized(mux), writeFault))
 	return s
 }
 
@@ -163,44 +145,8 @@ func (s *Server) URL() string { return s.Server.URL }
 
 // Close releases hanging requests, then stops the server.
 func (s *Server) Close() {
-	s.once.Do(func() { close(s.closing) })
+	s.Release()
 	s.Server.Close()
-}
-
-// SetLatency delays every later answer by d.
-func (s *Server) SetLatency(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.latency = d
-}
-
-// FailNext answers the next n requests with status (e.g. 500, 503, or a 4xx) and a
-// Linode error body.
-func (s *Server) FailNext(n, status int) { s.inject(n, fault{kind: faultStatus, status: status}) }
-
-// RateLimitNext answers the next n requests with 429 and Retry-After in whole seconds.
-func (s *Server) RateLimitNext(n int, retryAfter time.Duration) {
-	s.inject(n, fault{kind: faultStatus, status: http.StatusTooManyRequests, retryAfter: retryAfter})
-}
-
-// HangNext holds the next n requests without answering until the client gives up or
-// the server closes: a timeout, as the client sees it.
-func (s *Server) HangNext(n int) { s.inject(n, fault{kind: faultHang}) }
-
-// CreateThenHang makes the next n creates store their instance and then hang like
-// HangNext: the server exists, but the client never hears of it.
-func (s *Server) CreateThenHang(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.createHangs += n
-}
-
-func (s *Server) inject(n int, f fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults = append(s.faults, f)
-	}
 }
 
 // Seed adds an instance as if created earlier (status running), returning it.
@@ -209,7 +155,7 @@ func (s *Server) Seed(label, region, plan string) Instance {
 	defer s.mu.Unlock()
 	in := s.add(label, region, plan, "linode/debian12", []string{"hangar"})
 	in.Created = time.Now().Add(-s.bootDelay - time.Second)
-	s.notify()
+	s.Notify()
 	return *in
 }
 
@@ -241,69 +187,9 @@ func (s *Server) RootPass(label string) (string, bool) {
 	return p, ok
 }
 
-// Requests returns every request received so far, in arrival order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
-}
-
-// Wait blocks until cond holds or timeout passes, re-checking whenever a request
-// arrives or an instance changes. cond may call the Server's methods.
-func (s *Server) Wait(timeout time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			return cond()
-		}
-	}
-}
-
-// notify wakes waiters; the caller holds mu.
-func (s *Server) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// front records the request, applies latency and injected faults, and checks the token
-// before the API proper sees the request.
-func (s *Server) front(next http.Handler) http.Handler {
+// authorized lets through only requests that carry the token.
+func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path})
-		latency := s.latency
-		var f *fault
-		if len(s.faults) > 0 {
-			f = &s.faults[0]
-			s.faults = s.faults[1:]
-		}
-		s.notify()
-		s.mu.Unlock()
-
-		if !s.pause(r, latency) {
-			panic(http.ErrAbortHandler)
-		}
-		if f != nil {
-			switch f.kind {
-			case faultHang:
-				s.hang(r)
-			case faultStatus:
-				if f.retryAfter > 0 {
-					w.Header().Set("Retry-After", strconv.Itoa(int((f.retryAfter+time.Second-1)/time.Second)))
-				}
-				writeError(w, f.status, "", statusReason(f.status))
-				return
-			}
-		}
 		if r.Header.Get("Authorization") != "Bearer "+s.token {
 			writeError(w, http.StatusUnauthorized, "", "Invalid Token")
 			return
@@ -312,31 +198,7 @@ func (s *Server) front(next http.Handler) http.Handler {
 	})
 }
 
-// pause waits d; false means the client left or the server is closing.
-func (s *Server) pause(r *http.Request, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-	case <-s.closing:
-	}
-	return false
-}
-
-// hang holds the request until the client gives up or the server closes, then drops
-// the connection without an answer.
-func (s *Server) hang(r *http.Request) {
-	select {
-	case <-r.Context().Done():
-	case <-s.closing:
-	}
-	panic(http.ErrAbortHandler)
-}
+func writeFault(w http.ResponseWriter, status int) { writeError(w, status, "", statusReason(status)) }
 
 func statusReason(status int) string {
 	switch status {
@@ -394,16 +256,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	in := s.add(b.Label, b.Region, b.Type, b.Image, b.Tags)
 	s.rootPass[in.Label] = b.RootPass
-	hang := s.createHangs > 0
-	if hang {
-		s.createHangs--
-	}
+	hang := s.TakeCreateHang()
 	body := s.render(in)
 	body["status"] = "provisioning" // Linode's answer to a create, whatever the boot delay
-	s.notify()
+	s.Notify()
 	s.mu.Unlock()
 	if hang {
-		s.hang(r)
+		s.Hang(r)
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -576,7 +435,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		delete(s.instances, id)
 		delete(s.rootPass, in.Label)
-		s.notify()
+		s.Notify()
 	}
 	s.mu.Unlock()
 	if !ok {
