@@ -3,12 +3,11 @@ package tui
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/table"
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/tui/api"
 )
@@ -23,16 +22,7 @@ func (m deadLettersMsg) fetchErr() error { return m.err }
 // deadLetters lists failed orders in the dead-letter list; requeue one, requeue all
 // and purge each ask for confirmation first.
 type deadLetters struct {
-	c      *common
-	w, h   int
-	tbl    table.Model
-	pane   viewport.Model
-	all    []api.Order
-	rows   []api.Order
-	loaded bool
-	err    error
-	filt   string
-	detail *api.Order
+	orderTable
 }
 
 var dlqCols = []column{
@@ -40,12 +30,10 @@ var dlqCols = []column{
 }
 
 func newDeadLetters(c *common) *deadLetters {
-	return &deadLetters{c: c, tbl: newTable(c.st, dlqCols), pane: viewport.New(40, 10)}
+	return &deadLetters{newOrderTable(c, dlqCols)}
 }
 
-func (v *deadLetters) title() string  { return "dead letters" }
-func (v *deadLetters) filter() string { return v.filt }
-func (v *deadLetters) modal() bool    { return v.detail != nil }
+func (v *deadLetters) title() string { return "dead letters" }
 
 func (v *deadLetters) refresh() tea.Cmd {
 	d, ctx := v.c.d, v.c.ctx
@@ -61,18 +49,6 @@ func (v *deadLetters) keys() []key.Binding {
 		return []key.Binding{km.Back, km.Up, km.Down, km.Requeue}
 	}
 	return []key.Binding{km.Up, km.Down, km.Detail, km.Requeue, km.RequeueAll, km.Purge}
-}
-
-func (v *deadLetters) setSize(w, h int) {
-	v.w, v.h = w, h
-	tw := w
-	if v.detail != nil {
-		tw = w * 55 / 100
-		v.pane.Width, v.pane.Height = w-tw-2, h
-	}
-	v.tbl.SetColumns(fitColumns(dlqCols, tw))
-	v.tbl.SetWidth(tw)
-	v.tbl.SetHeight(max(2, h-1))
 }
 
 func (v *deadLetters) setFilter(s string) { v.filt = s; v.rebuild() }
@@ -98,33 +74,20 @@ func (v *deadLetters) update(msg tea.Msg) tea.Cmd {
 }
 
 func (v *deadLetters) rebuild() {
-	v.rows = v.rows[:0]
-	for _, o := range v.all {
-		if containsFold(orderSearchText(o), v.filt) {
-			v.rows = append(v.rows, o)
-		}
-	}
-	now := v.c.now()
-	rows := make([]table.Row, len(v.rows))
-	for i, o := range v.rows {
-		rows[i] = table.Row{
+	v.filterRows()
+	v.setRows(func(o api.Order, now time.Time) table.Row {
+		return table.Row{
 			strconv.FormatInt(o.OrderID, 10), strconv.FormatInt(o.UserID, 10), o.SpecID, o.Region,
 			strconv.Itoa(o.Attempts), ago(now, o.UpdatedAt), oneLine(deref(o.ErrorMessage)),
 		}
-	}
-	v.tbl.SetRows(rows)
-	keepCursor(&v.tbl)
+	})
 }
 
 func (v *deadLetters) selected() (api.Order, bool) {
 	if v.detail != nil {
 		return *v.detail, true
 	}
-	i := v.tbl.Cursor()
-	if i < 0 || i >= len(v.rows) {
-		return api.Order{}, false
-	}
-	return v.rows[i], true
+	return v.cursorOrder()
 }
 
 func (v *deadLetters) handleKey(msg tea.KeyMsg) tea.Cmd {
@@ -132,15 +95,11 @@ func (v *deadLetters) handleKey(msg tea.KeyMsg) tea.Cmd {
 	d, ctx := v.c.d, v.c.ctx
 	switch {
 	case key.Matches(msg, km.Back) && v.detail != nil:
-		v.detail = nil
-		v.setSize(v.w, v.h)
+		v.closeDetail()
 		return nil
 	case key.Matches(msg, km.Detail):
 		if o, ok := v.selected(); ok {
-			v.detail = &o
-			v.setSize(v.w, v.h)
-			v.pane.SetContent(orderDetail(v.c.st, o, v.c.now(), v.pane.Width))
-			v.pane.GotoTop()
+			v.openDetail(o)
 		}
 		return nil
 	case key.Matches(msg, km.Requeue):
@@ -184,9 +143,7 @@ func (v *deadLetters) render() string {
 	if len(v.rows) != len(v.all) {
 		head += st.Label.Render(fmt.Sprintf(", %d shown", len(v.rows)))
 	}
-	if v.err != nil {
-		head += "  " + st.StatusErr.Render(describeErr(v.err))
-	}
+	head = v.withErr(head)
 	var body string
 	switch {
 	case !v.loaded && v.err == nil:
@@ -198,8 +155,5 @@ func (v *deadLetters) render() string {
 	default:
 		body = v.tbl.View()
 	}
-	if v.detail != nil {
-		body = lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(v.tbl.Width()).Render(body), st.Pane.Render(v.pane.View()))
-	}
-	return head + "\n" + body
+	return head + "\n" + v.withPane(body)
 }

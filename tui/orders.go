@@ -9,9 +9,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/table"
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/tui/api"
 )
@@ -57,18 +55,9 @@ func cmpInt(a, b int64) int {
 // orders lists orders newest first, filtered by status (server side) and text
 // (client side), with a detail pane showing an order's attempt history.
 type orders struct {
-	c        *common
-	w, h     int
-	tbl      table.Model
-	pane     viewport.Model
-	all      []api.Order
-	rows     []api.Order
-	loaded   bool
-	err      error
+	orderTable
 	statusIx int // 0: all, else api.Statuses[statusIx-1]
 	sortIx   int
-	filt     string
-	detail   *api.Order
 	stale    bool
 	lastLoad time.Time
 }
@@ -79,12 +68,10 @@ var orderCols = []column{
 }
 
 func newOrders(c *common) *orders {
-	return &orders{c: c, tbl: newTable(c.st, orderCols), pane: viewport.New(40, 10)}
+	return &orders{orderTable: newOrderTable(c, orderCols)}
 }
 
-func (v *orders) title() string  { return "orders" }
-func (v *orders) filter() string { return v.filt }
-func (v *orders) modal() bool    { return v.detail != nil }
+func (v *orders) title() string { return "orders" }
 
 func (v *orders) status() string {
 	if v.statusIx == 0 {
@@ -109,18 +96,6 @@ func (v *orders) keys() []key.Binding {
 		return []key.Binding{km.Back, km.Up, km.Down, km.Cancel}
 	}
 	return []key.Binding{km.Up, km.Down, km.Detail, km.Status, km.Sort, km.Cancel}
-}
-
-func (v *orders) setSize(w, h int) {
-	v.w, v.h = w, h
-	tw := w
-	if v.detail != nil {
-		tw = w * 55 / 100
-		v.pane.Width, v.pane.Height = w-tw-2, h
-	}
-	v.tbl.SetColumns(fitColumns(orderCols, tw))
-	v.tbl.SetWidth(tw)
-	v.tbl.SetHeight(max(2, h-1))
 }
 
 func (v *orders) setFilter(s string) { v.filt = s; v.rebuild() }
@@ -187,61 +162,36 @@ func (v *orders) applyEvents(evs eventBatchMsg) tea.Cmd {
 }
 
 func (v *orders) rebuild() {
-	v.rows = v.rows[:0]
-	for _, o := range v.all {
-		if containsFold(orderSearchText(o), v.filt) {
-			v.rows = append(v.rows, o)
-		}
-	}
+	v.filterRows()
 	slices.SortStableFunc(v.rows, orderSorts[v.sortIx].less)
-	now := v.c.now()
-	rows := make([]table.Row, len(v.rows))
-	for i, o := range v.rows {
+	v.setRows(func(o api.Order, now time.Time) table.Row {
 		status := o.Status
 		if o.WaitingRetry {
 			status += "↻"
 		}
-		rows[i] = table.Row{
+		return table.Row{
 			strconv.FormatInt(o.OrderID, 10), status, strconv.FormatInt(o.UserID, 10), o.SpecID, o.Region,
 			strconv.Itoa(o.Attempts), ago(now, o.UpdatedAt), oneLine(deref(o.ErrorMessage)),
 		}
-	}
-	v.tbl.SetRows(rows)
-	keepCursor(&v.tbl)
+	})
 }
 
 func orderSearchText(o api.Order) string {
 	return fmt.Sprintf("#%d %s %d %s %s %s %s %s", o.OrderID, o.Status, o.UserID, o.TelegramUserID, o.SpecID, o.Region, o.Provider, deref(o.ErrorMessage))
 }
 
-func (v *orders) selected() (api.Order, bool) {
-	i := v.tbl.Cursor()
-	if i < 0 || i >= len(v.rows) {
-		return api.Order{}, false
-	}
-	return v.rows[i], true
-}
-
-func (v *orders) setDetail() {
-	v.pane.SetContent(orderDetail(v.c.st, *v.detail, v.c.now(), v.pane.Width))
-}
-
 func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 	km := v.c.km
 	switch {
 	case key.Matches(msg, km.Back) && v.detail != nil:
-		v.detail = nil
-		v.setSize(v.w, v.h)
+		v.closeDetail()
 		return nil
 	case key.Matches(msg, km.Detail):
-		o, ok := v.selected()
+		o, ok := v.cursorOrder()
 		if !ok {
 			return nil
 		}
-		v.detail = &o
-		v.setSize(v.w, v.h)
-		v.setDetail()
-		v.pane.GotoTop()
+		v.openDetail(o)
 		d, ctx := v.c.d, v.c.ctx
 		return func() tea.Msg {
 			full, err := d.Order(ctx, o.OrderID)
@@ -257,7 +207,7 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 		v.rebuild()
 		return nil
 	case key.Matches(msg, km.Cancel):
-		o, ok := v.selected()
+		o, ok := v.cursorOrder()
 		if v.detail != nil {
 			o, ok = *v.detail, true
 		}
@@ -295,9 +245,7 @@ func (v *orders) render() string {
 	head := st.Label.Render("status ") + st.Value.Render(status) +
 		st.Label.Render("  sort ") + st.Value.Render(orderSorts[v.sortIx].name) +
 		st.Label.Render(fmt.Sprintf("  %d of %d shown", len(v.rows), len(v.all)))
-	if v.err != nil {
-		head += "  " + st.StatusErr.Render(describeErr(v.err))
-	}
+	head = v.withErr(head)
 	var body string
 	switch {
 	case !v.loaded && v.err == nil:
@@ -307,8 +255,5 @@ func (v *orders) render() string {
 	default:
 		body = v.tbl.View()
 	}
-	if v.detail != nil {
-		body = lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(v.tbl.Width()).Render(body), st.Pane.Render(v.pane.View()))
-	}
-	return head + "\n" + body
+	return head + "\n" + v.withPane(body)
 }

@@ -24,22 +24,16 @@ const outboxKeep = 100
 // outbox shows Telegram messages waiting to be sent and the latest sent, logged or
 // dropped ones; message texts are masked again here in case a secret slipped through.
 type outbox struct {
-	c      *common
-	w, h   int
-	tbl    table.Model
-	ob     api.Outbox
-	msgs   []api.Message
-	loaded bool
-	err    error
-	filt   string
+	tableView
+	ob   api.Outbox
+	msgs []api.Message
 }
 
 var outboxCols = []column{{"id", 5, 0, 0}, {"chat", 10, 0, 3}, {"status", 7, 0, 0}, {"try", 3, 0, 4}, {"when", 9, 0, 2}, {"text", 16, 4, 0}, {"error", 8, 1, 1}}
 
-func newOutbox(c *common) *outbox { return &outbox{c: c, tbl: newTable(c.st, outboxCols)} }
+func newOutbox(c *common) *outbox { return &outbox{tableView: newTableView(c, outboxCols)} }
 
 func (v *outbox) title() string       { return "outbox" }
-func (v *outbox) filter() string      { return v.filt }
 func (v *outbox) modal() bool         { return false }
 func (v *outbox) setFilter(s string)  { v.filt = s; v.rebuild() }
 func (v *outbox) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down} }
@@ -50,13 +44,6 @@ func (v *outbox) refresh() tea.Cmd {
 		ob, err := d.Outbox(ctx, outboxKeep)
 		return outboxMsg{ob: ob, err: err}
 	}
-}
-
-func (v *outbox) setSize(w, h int) {
-	v.w, v.h = w, h
-	v.tbl.SetColumns(fitColumns(outboxCols, w))
-	v.tbl.SetWidth(w)
-	v.tbl.SetHeight(max(2, h-1))
 }
 
 func (v *outbox) update(msg tea.Msg) tea.Cmd {
@@ -129,9 +116,7 @@ func (v *outbox) render() string {
 		sending = st.OK.Render("sending to Telegram")
 	}
 	head := sending + st.Label.Render(fmt.Sprintf(" · %d queued · %d shown", queued, len(v.tbl.Rows())))
-	if v.err != nil {
-		head += "  " + st.StatusErr.Render(describeErr(v.err))
-	}
+	head = v.withErr(head)
 	switch {
 	case !v.loaded && v.err == nil:
 		return head + "\n" + loadingLine(v.c, "outbox")

@@ -26,24 +26,18 @@ const nearShare = 0.8
 // rateLimits shows users' open message windows, busiest first, and resets one on
 // confirmation, as the original operators did by deleting the user's KV key.
 type rateLimits struct {
-	c      *common
-	w, h   int
-	tbl    table.Model
-	rl     api.RateLimits
-	rows   []api.RateWindow
-	loaded bool
-	err    error
-	filt   string
+	tableView
+	rl   api.RateLimits
+	rows []api.RateWindow
 }
 
 var rateCols = []column{{"user", 10, 1, 0}, {"count", 7, 0, 0}, {"window", 12, 2, 1}, {"resets in", 9, 0, 2}, {"state", 8, 0, 0}}
 
 func newRateLimits(c *common) *rateLimits {
-	return &rateLimits{c: c, tbl: newTable(c.st, rateCols)}
+	return &rateLimits{tableView: newTableView(c, rateCols)}
 }
 
 func (v *rateLimits) title() string       { return "rate limits" }
-func (v *rateLimits) filter() string      { return v.filt }
 func (v *rateLimits) modal() bool         { return false }
 func (v *rateLimits) setFilter(s string)  { v.filt = s; v.rebuild() }
 func (v *rateLimits) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down, v.c.km.Reset} }
@@ -54,13 +48,6 @@ func (v *rateLimits) refresh() tea.Cmd {
 		rl, err := d.RateLimits(ctx, 1)
 		return rateLimitsMsg{rl: rl, err: err}
 	}
-}
-
-func (v *rateLimits) setSize(w, h int) {
-	v.w, v.h = w, h
-	v.tbl.SetColumns(fitColumns(rateCols, w))
-	v.tbl.SetWidth(w)
-	v.tbl.SetHeight(max(2, h-1))
 }
 
 func (v *rateLimits) update(msg tea.Msg) tea.Cmd {
@@ -163,9 +150,7 @@ func (v *rateLimits) render() string {
 	}
 	head := st.Label.Render(fmt.Sprintf("limit %d per %ds · %d open windows · ", v.rl.Limit, v.rl.WindowSeconds, len(v.rl.Windows)))
 	head += st.Alarm.Render(fmt.Sprintf("%d limited", limited)) + st.Label.Render(" · ") + st.Warn.Render(fmt.Sprintf("%d near", near))
-	if v.err != nil {
-		head += "  " + st.StatusErr.Render(describeErr(v.err))
-	}
+	head = v.withErr(head)
 	switch {
 	case !v.loaded && v.err == nil:
 		return head + "\n" + loadingLine(v.c, "rate limits")

@@ -80,6 +80,18 @@ func (d *Daemon) record(format string, args ...any) error {
 	return nil
 }
 
+// answer records the call and, unless the fake is down, returns get's result, read
+// under the lock.
+func answer[T any](d *Daemon, get func() T, format string, args ...any) (T, error) {
+	if err := d.record(format, args...); err != nil {
+		var zero T
+		return zero, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return get(), nil
+}
+
 // SetDown makes every call fail as if the daemon were gone.
 func (d *Daemon) SetDown(down bool) {
 	d.mu.Lock()
@@ -95,27 +107,19 @@ func (d *Daemon) Send(evs ...api.Event) {
 }
 
 func (d *Daemon) Queue(ctx context.Context) (api.QueueStats, error) {
-	if err := d.record("Queue"); err != nil {
-		return api.QueueStats{}, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.Stats, nil
+	return answer(d, func() api.QueueStats { return d.Stats }, "Queue")
 }
 
 func (d *Daemon) Orders(ctx context.Context, status string, limit int, before int64) (api.OrderPage, error) {
-	if err := d.record("Orders %s", status); err != nil {
-		return api.OrderPage{}, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []api.Order
-	for _, o := range d.AllOrders {
-		if status == "" || o.Status == status {
-			out = append(out, o)
+	return answer(d, func() api.OrderPage {
+		var out []api.Order
+		for _, o := range d.AllOrders {
+			if status == "" || o.Status == status {
+				out = append(out, o)
+			}
 		}
-	}
-	return api.OrderPage{Orders: out}, nil
+		return api.OrderPage{Orders: out}
+	}, "Orders %s", status)
 }
 
 func (d *Daemon) Order(ctx context.Context, id int64) (api.Order, error) {
@@ -140,83 +144,53 @@ func (d *Daemon) CancelOrder(ctx context.Context, id int64) (api.Order, error) {
 }
 
 func (d *Daemon) DeadLetters(ctx context.Context, limit int) ([]api.Order, error) {
-	if err := d.record("DeadLetters"); err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Clone(d.DLQ), nil
+	return answer(d, func() []api.Order { return slices.Clone(d.DLQ) }, "DeadLetters")
 }
 
 func (d *Daemon) Requeue(ctx context.Context, id int64) (api.Order, error) {
-	if err := d.record("Requeue %d", id); err != nil {
-		return api.Order{}, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.DLQ = slices.DeleteFunc(d.DLQ, func(o api.Order) bool { return o.OrderID == id })
-	return api.Order{OrderID: id, Status: "pending"}, nil
+	return answer(d, func() api.Order {
+		d.DLQ = slices.DeleteFunc(d.DLQ, func(o api.Order) bool { return o.OrderID == id })
+		return api.Order{OrderID: id, Status: "pending"}
+	}, "Requeue %d", id)
 }
 
 func (d *Daemon) RequeueAll(ctx context.Context) (int, error) {
-	if err := d.record("RequeueAll"); err != nil {
-		return 0, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := len(d.DLQ)
-	d.DLQ = nil
-	return n, nil
+	return answer(d, d.emptyDLQ, "RequeueAll")
 }
 
 func (d *Daemon) PurgeDLQ(ctx context.Context) (int, error) {
-	if err := d.record("PurgeDLQ"); err != nil {
-		return 0, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	return answer(d, d.emptyDLQ, "PurgeDLQ")
+}
+
+// emptyDLQ is what requeueing all and purging both do to the fake's list: the daemon
+// differs in what becomes of the orders, which the fake does not hold.
+func (d *Daemon) emptyDLQ() int {
 	n := len(d.DLQ)
 	d.DLQ = nil
-	return n, nil
+	return n
 }
 
 func (d *Daemon) RateLimits(ctx context.Context, min int) (api.RateLimits, error) {
-	if err := d.record("RateLimits"); err != nil {
-		return api.RateLimits{}, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	rl := d.Limits
-	rl.Windows = slices.Clone(rl.Windows)
-	return rl, nil
+	return answer(d, func() api.RateLimits {
+		rl := d.Limits
+		rl.Windows = slices.Clone(rl.Windows)
+		return rl
+	}, "RateLimits")
 }
 
 func (d *Daemon) ResetRateLimit(ctx context.Context, user int64) (bool, error) {
-	if err := d.record("ResetRateLimit %d", user); err != nil {
-		return false, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.Limits.Windows = slices.DeleteFunc(d.Limits.Windows, func(w api.RateWindow) bool { return w.UserID == user })
-	return true, nil
+	return answer(d, func() bool {
+		d.Limits.Windows = slices.DeleteFunc(d.Limits.Windows, func(w api.RateWindow) bool { return w.UserID == user })
+		return true
+	}, "ResetRateLimit %d", user)
 }
 
 func (d *Daemon) Outbox(ctx context.Context, limit int) (api.Outbox, error) {
-	if err := d.record("Outbox"); err != nil {
-		return api.Outbox{}, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.Mail, nil
+	return answer(d, func() api.Outbox { return d.Mail }, "Outbox")
 }
 
 func (d *Daemon) BlogStats(ctx context.Context) (api.BlogStats, error) {
-	if err := d.record("BlogStats"); err != nil {
-		return api.BlogStats{}, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.Blog, nil
+	return answer(d, func() api.BlogStats { return d.Blog }, "BlogStats")
 }
 
 // Events hands out the one feed channel; the fake never closes it, like a daemon

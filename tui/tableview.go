@@ -1,0 +1,130 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/table"
+	"github.com/charmbracelet/bubbles/viewport"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/hangarhq/hangar/tui/api"
+)
+
+// tableView is the state every table view keeps: the table, the text filter and the
+// outcome of the last fetch.
+type tableView struct {
+	c      *common
+	cols   []column
+	w, h   int
+	tbl    table.Model
+	loaded bool
+	err    error
+	filt   string
+}
+
+func newTableView(c *common, cols []column) tableView {
+	return tableView{c: c, cols: cols, tbl: newTable(c.st, cols)}
+}
+
+func (v *tableView) filter() string { return v.filt }
+
+func (v *tableView) setSize(w, h int) {
+	v.w, v.h = w, h
+	v.fitTable(w)
+}
+
+// fitTable gives the table tw columns of the view's width and its height less the head
+// line.
+func (v *tableView) fitTable(tw int) {
+	v.tbl.SetColumns(fitColumns(v.cols, tw))
+	v.tbl.SetWidth(tw)
+	v.tbl.SetHeight(max(2, v.h-1))
+}
+
+// withErr adds the last fetch's error to a view's head line.
+func (v *tableView) withErr(head string) string {
+	if v.err != nil {
+		head += "  " + v.c.st.StatusErr.Render(describeErr(v.err))
+	}
+	return head
+}
+
+// orderTable is a table of orders with a detail pane that opens beside it, as the
+// orders and dead-letter views show them.
+type orderTable struct {
+	tableView
+	pane   viewport.Model
+	all    []api.Order
+	rows   []api.Order // all, less what the filter hides, in table order
+	detail *api.Order
+}
+
+func newOrderTable(c *common, cols []column) orderTable {
+	return orderTable{tableView: newTableView(c, cols), pane: viewport.New(40, 10)}
+}
+
+func (v *orderTable) modal() bool { return v.detail != nil }
+
+func (v *orderTable) setSize(w, h int) {
+	v.w, v.h = w, h
+	tw := w
+	if v.detail != nil {
+		tw = w * 55 / 100
+		v.pane.Width, v.pane.Height = w-tw-2, h
+	}
+	v.fitTable(tw)
+}
+
+// filterRows keeps in rows the orders the filter text matches.
+func (v *orderTable) filterRows() {
+	v.rows = v.rows[:0]
+	for _, o := range v.all {
+		if containsFold(orderSearchText(o), v.filt) {
+			v.rows = append(v.rows, o)
+		}
+	}
+}
+
+// setRows shows rows in the table, row making each line.
+func (v *orderTable) setRows(row func(o api.Order, now time.Time) table.Row) {
+	now := v.c.now()
+	rows := make([]table.Row, len(v.rows))
+	for i, o := range v.rows {
+		rows[i] = row(o, now)
+	}
+	v.tbl.SetRows(rows)
+	keepCursor(&v.tbl)
+}
+
+// cursorOrder is the order under the table's cursor.
+func (v *orderTable) cursorOrder() (api.Order, bool) {
+	i := v.tbl.Cursor()
+	if i < 0 || i >= len(v.rows) {
+		return api.Order{}, false
+	}
+	return v.rows[i], true
+}
+
+func (v *orderTable) openDetail(o api.Order) {
+	v.detail = &o
+	v.setSize(v.w, v.h)
+	v.setDetail()
+	v.pane.GotoTop()
+}
+
+func (v *orderTable) closeDetail() {
+	v.detail = nil
+	v.setSize(v.w, v.h)
+}
+
+func (v *orderTable) setDetail() {
+	v.pane.SetContent(orderDetail(v.c.st, *v.detail, v.c.now(), v.pane.Width))
+}
+
+// withPane puts the detail pane, when open, to the right of body.
+func (v *orderTable) withPane(body string) string {
+	if v.detail == nil {
+		return body
+	}
+	return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(v.tbl.Width()).Render(body), v.c.st.Pane.Render(v.pane.View()))
+}
