@@ -255,3 +255,33 @@ func TestAdminResetRateLimit(t *testing.T) {
 		t.Fatalf("bad user id: %d", r.Status)
 	}
 }
+
+func TestIdleUserActorStopsAndItsWindowSurvives(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{RateLimit: 5, IdleTimeout: 100 * time.Millisecond})
+	for i := int64(1); i <= 3; i++ {
+		env.PostUpdate(t, hangartest.Update(i, 21, "/help"))
+	}
+	env.Settle(t)
+	actors := func() int {
+		var h struct {
+			Engine struct {
+				UserActors int `json:"user_actors"`
+			} `json:"engine"`
+		}
+		hangartest.Do(t, http.MethodGet, env.URL+"/health", nil).JSON(t, &h)
+		return h.Engine.UserActors
+	}
+	if n := actors(); n != 1 {
+		t.Fatalf("user actors = %d, want 1", n)
+	}
+	env.Clock.Advance(time.Second) // idle for longer than IdleTimeout (the window is 60 s)
+	hangartest.WaitFor(t, 5*time.Second, "the idle actor to stop", func() bool { return actors() == 0 })
+	// A new actor picks the window up from the store: 2 more pass, the next is refused.
+	for i := int64(4); i <= 6; i++ {
+		env.PostUpdate(t, hangartest.Update(i, 21, "/help"))
+	}
+	env.Settle(t)
+	if w, _ := env.Store.LoadWindow(21); w.Count != 5 || !w.Warned {
+		t.Fatalf("window after restart of the actor = %+v, want count 5 and warned", w)
+	}
+}

@@ -58,9 +58,10 @@ func (c *Clock) Advance(d time.Duration) {
 
 // Options adjust the environment.
 type Options struct {
-	RateLimit  int
-	RateWindow time.Duration
-	MaxBody    int
+	RateLimit   int
+	RateWindow  time.Duration
+	IdleTimeout time.Duration
+	MaxBody     int
 	// WrapStore lets a test put a faulty layer between the engine and the store.
 	WrapStore func(engine.Store) engine.Store
 	// Dir reuses a data directory (for restart tests); empty means a new temp dir.
@@ -140,7 +141,7 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	env.Password = engine.NewPasswordDeriver([]byte("hangartest password key, 32 bytes!"))
 	env.Engine, err = engine.New(engine.Config{
-		RateLimit: opts.RateLimit, RateWindow: opts.RateWindow, Clock: env.Clock, Logger: log,
+		RateLimit: opts.RateLimit, RateWindow: opts.RateWindow, IdleTimeout: opts.IdleTimeout, Clock: env.Clock, Logger: log,
 		Registry: env.Registry, SendInterval: time.Millisecond, Queue: opts.Queue,
 		Providers: opts.Providers, Catalog: opts.Catalog, Password: env.Password, AdminChatID: opts.AdminChatID,
 	}, es, tg)

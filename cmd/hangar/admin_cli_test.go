@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/hangarhq/hangar/internal/hangartest"
+)
+
+func TestDepositAndDLQCommands(t *testing.T) {
+	d := startDaemon(t, t.TempDir())
+	run := func(token string, args ...string) (string, error) {
+		cmd := exec.Command(hangarBin, args...)
+		cmd.Env = append(os.Environ(), "HANGAR_CONSOLE_ADDR="+d.URL, "HANGAR_ADMIN_TOKEN="+token)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(hangartest.AdminToken, "deposit", "--user", "55", "--amount", "12345")
+	if err != nil || !strings.Contains(out, "available 12345") {
+		t.Fatalf("deposit: %v\n%s", err, out)
+	}
+	if out, err := run("wrong-token-wrong-token", "deposit", "--user", "55", "--amount", "1"); err == nil || !strings.Contains(out, "403") {
+		t.Fatalf("deposit with a wrong token: %v\n%s", err, out)
+	}
+	if out, err := run(hangartest.AdminToken, "deposit", "--user", "55"); err == nil || !strings.Contains(out, "must be positive") {
+		t.Fatalf("deposit without an amount: %v\n%s", err, out)
+	}
+	if out, err := run(hangartest.AdminToken, "dlq", "list"); err != nil || !strings.Contains(out, "0 dead letters") {
+		t.Fatalf("dlq list: %v\n%s", err, out)
+	}
+	if strings.Contains(d.logs.String(), hangartest.AdminToken) {
+		t.Fatal("the admin token is in the daemon's log")
+	}
+}
