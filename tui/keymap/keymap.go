@@ -1,5 +1,3 @@
-// Package keymap owns the console's key bindings, one set shared by every view so
-// that a key means the same thing everywhere.
 package keymap
 
 import "github.com/charmbracelet/bubbles/key"
