@@ -2,10 +2,10 @@
 GO       ?= go
 BIN      := bin/hangar
 # Development tokens so that `make run` accepts webhooks and console logins out of the
-# box. Override them (or set HANGAR_* in the environment) for anything real.
-HANGAR_WEBHOOK_SECRET ?= dev-webhook-secret
-HANGAR_ADMIN_TOKEN    ?= dev-admin-token-change-me
-export HANGAR_WEBHOOK_SECRET HANGAR_ADMIN_TOKEN
+# box (only for run: tests set their own). Set HANGAR_* in the environment for
+# anything real.
+run: export HANGAR_WEBHOOK_SECRET ?= dev-webhook-secret
+run: export HANGAR_ADMIN_TOKEN ?= dev-admin-token-change-me
 
 .PHONY: run build test bench vet fmt clean
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -47,10 +49,11 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			clearHangarEnv(t)
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			c, err := parseServeFlags(tt.args)
+			c, err := parseServeFlagsTo(tt.args, io.Discard)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want one naming %q", err, tt.err)
@@ -68,6 +71,7 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 // TestServeHelpDocumentsEveryVariable holds --help to DESIGN.md's configuration
 // contract, and checks secrets set in the environment are never echoed.
 func TestServeHelpDocumentsEveryVariable(t *testing.T) {
+	clearHangarEnv(t)
 	t.Setenv("HANGAR_ADMIN_TOKEN", "super-secret-admin-token")
 	t.Setenv("HANGAR_BOT_TOKEN", "123:secret-bot-token")
 	var out bytes.Buffer
@@ -91,6 +95,16 @@ func TestServeHelpDocumentsEveryVariable(t *testing.T) {
 	for _, secret := range []string{"super-secret-admin-token", "secret-bot-token"} {
 		if strings.Contains(help, secret) {
 			t.Fatalf("--help printed a secret from the environment")
+		}
+	}
+}
+
+// clearHangarEnv blanks every HANGAR_* variable of the caller's environment (empty
+// counts as unset), so that the test sees only what it sets.
+func clearHangarEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "HANGAR_") {
+			t.Setenv(k, "")
 		}
 	}
 }
