@@ -13,7 +13,7 @@ const (
 	prefixInbox      = "inbox:"     // inbox:{updateID:8 BE} → inboxRecord, deleted once processed
 	prefixSeenUpdate = "seen:"      // seen:{updateID} → empty, TTL 24h: Telegram re-deliveries
 	prefixOutbox     = "outbox:"    // outbox:{seq:8 BE} → OutboxMessage waiting to be sent
-	prefixOutlog     = "outlog:"    // outlog:{seq:8 BE} → OutboxMessage sent or dropped (capped)
+	prefixOutlog     = "outlog:"    // outlog:{id % OutlogCap:8 BE} → OutboxMessage sent, logged or dropped (a ring)
 	prefixSeq        = "seq:"       // seq:{name} → Badger sequence leases
 
 	// provisioning (seed 002)

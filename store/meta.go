@@ -20,6 +20,30 @@ type migration struct {
 var migrations = []migration{
 	{name: "keyspace v1: ratelimit, inbox, seen, outbox, outlog", run: func(*badger.Txn) error { return nil }},
 	{name: "keyspace v2: blog views, visitors, comments, inquiries (seed 004)", run: func(*badger.Txn) error { return nil }},
+	{name: "keyspace v3: orders, balances, ledger, quotes (seed 002)", run: func(*badger.Txn) error { return nil }},
+	{name: "outlog becomes a ring of OutlogCap slots: drop the id-keyed entries", run: dropPrefix(prefixOutlog)},
+}
+
+// dropPrefix deletes every key under prefix (for records a step re-keys and that may
+// be lost, such as the display-only outlog).
+func dropPrefix(prefix string) func(txn *badger.Txn) error {
+	return func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = []byte(prefix)
+		it := txn.NewIterator(opts)
+		var keys [][]byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		it.Close()
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // SchemaVersion returns the number of migrations applied.

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,67 +171,25 @@ func (s *Store) appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr s
 	m.LastError = lastErr
 	m.Attempts++
 	m.SentAt = now
-	if err := setJSON(txn, outlogKey(m.ID), m, 0); err != nil {
-		return err
-	}
-	// Ids are sequential, so the entry that falls out of the window is known exactly.
-	// Sequence leases leave gaps after a restart; a periodic trim collects those.
-	if m.ID <= OutlogCap {
-		return nil
-	}
-	if err := txn.Delete(outlogKey(m.ID - OutlogCap)); err != nil {
-		return err
-	}
-	if m.ID%256 == 0 {
-		return s.trimOutlog(txn, m.ID-OutlogCap)
-	}
-	return nil
-}
-
-// trimOutlog deletes the oldest outlog entries with ids at or below upTo (a bounded
-// number per call, so that an append stays cheap).
-// It starts where the last trim stopped: everything before is deleted, and walking
-// over deleted entries is what makes Badger scans slow.
-func (s *Store) trimOutlog(txn *badger.Txn, upTo uint64) error {
-	opts := badger.DefaultIteratorOptions
-	opts.PrefetchValues = false
-	opts.Prefix = []byte(prefixOutlog)
-	it := txn.NewIterator(opts)
-	var doomed [][]byte
-	for it.Seek(outlogKey(s.outlogTrimmed.Load())); it.Valid() && len(doomed) < 64; it.Next() {
-		k := it.Item().KeyCopy(nil)
-		if u64FromKey(prefixOutlog, k) > upTo {
-			break
-		}
-		doomed = append(doomed, k)
-	}
-	it.Close()
-	mark := upTo
-	if len(doomed) == 64 {
-		mark = u64FromKey(prefixOutlog, doomed[len(doomed)-1])
-	}
-	s.outlogTrimmed.Store(mark)
-	for _, k := range doomed {
-		if err := txn.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	// The log is a ring of OutlogCap slots: an append overwrites the entry it
+	// replaces, so the log never grows and nothing needs trimming or scanning.
+	return setJSON(txn, outlogKey(m.ID%OutlogCap), m, 0)
 }
 
 // RecentMessages returns up to limit outlog entries, newest first.
 func (s *Store) RecentMessages(limit int) ([]OutboxMessage, error) {
 	var out []OutboxMessage
 	err := s.view(func(txn *badger.Txn) error {
-		return scanPrefix(txn, prefixOutlog, true, func(_, val []byte) (bool, error) {
+		return scanPrefix(txn, prefixOutlog, false, func(_, val []byte) (bool, error) {
 			var m OutboxMessage
 			if err := json.Unmarshal(val, &m); err == nil {
 				out = append(out, m)
 			}
-			return len(out) < limit, nil
+			return true, nil
 		})
 	})
-	return out, err
+	slices.SortFunc(out, func(a, b OutboxMessage) int { return cmp.Compare(b.ID, a.ID) })
+	return out[:min(limit, len(out))], err
 }
 
 // Finished is one message's final outcome, for FinishMessages.

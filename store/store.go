@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -49,8 +48,6 @@ type Store struct {
 	seqs   map[string]*badger.Sequence
 	stopGC chan struct{}
 	gcDone chan struct{}
-	// outlogTrimmed is the outlog id up to which entries are known deleted.
-	outlogTrimmed atomic.Uint64
 }
 
 // Open opens (creating if needed) the database in opts.Dir and runs pending migrations.
