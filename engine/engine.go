@@ -47,6 +47,7 @@ type Config struct {
 	RateLimit   int           // messages per user per window (default 30)
 	RateWindow  time.Duration // window length (default 60s)
 	IdleTimeout time.Duration // a user actor with no traffic this long is stopped (default 2 windows)
+	MaxPending  int           // updates waiting for their actors before the webhook answers 503 (default 50,000)
 	Clock       Clock
 	Logger      *slog.Logger
 	Registry    prometheus.Registerer
@@ -111,6 +112,9 @@ func (c *Config) setDefaults() {
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = 2 * c.RateWindow
 	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = 50000
+	}
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
 	}
@@ -145,6 +149,9 @@ type Engine struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	subs       atomic.Uint64
+	// pending counts updates handed to the actors and not yet processed (the router
+	// decrements it); it bounds what a flood can queue in memory.
+	pending atomic.Int64
 }
 
 // New builds an engine; Start spawns its actors.
@@ -223,6 +230,10 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 	if !e.started.Load() {
 		return false, ErrNotStarted
 	}
+	if e.pending.Load() >= int64(e.cfg.MaxPending) {
+		e.metrics.updatesRefused.Inc()
+		return false, ErrBusy
+	}
 	fresh, err = e.store.AcceptUpdate(h.ID, raw)
 	if err != nil {
 		return false, err
@@ -232,9 +243,15 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 		return false, nil
 	}
 	e.metrics.updatesAccepted.Inc()
+	e.pending.Add(1)
 	e.actors.Send(e.router, deliverUpdate{header: h, raw: append([]byte(nil), raw...), acceptedAt: e.cfg.Clock.Now()})
 	return true, nil
 }
+
+// ErrBusy is returned while more updates wait for their actors than MaxPending: the
+// webhook answers 503 and Telegram delivers the update again later, so a flood cannot
+// pile up in memory.
+var ErrBusy = errors.New("engine: too many updates waiting to be processed")
 
 // ResetRateLimit clears a user's message window in the store and in its live actor.
 func (e *Engine) ResetRateLimit(userID int64) (bool, error) {
@@ -272,7 +289,7 @@ func (e *Engine) PokeOutbox() { e.actors.Send(e.outbox, pokeOutbox{}) }
 
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
-		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(),
+		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
 		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock}}
 }
 

@@ -9,6 +9,7 @@ type metrics struct {
 	updatesDuplicate  prometheus.Counter
 	updatesProcessed  prometheus.Counter
 	updatesRecovered  prometheus.Counter
+	updatesRefused    prometheus.Counter
 	rateLimited       prometheus.Counter
 	rateLimitStoreErr prometheus.Counter
 	userActors        prometheus.Gauge
@@ -31,6 +32,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		updatesRecovered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hangar_updates_recovered_total", Help: "Acknowledged updates found unprocessed in the inbox at start and re-delivered.",
 		}),
+		updatesRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_updates_refused_busy_total", Help: "Updates answered 503 because too many were waiting for their actors.",
+		}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hangar_ratelimited_total", Help: "Messages refused because the user's window was full.",
 		}),
@@ -52,7 +56,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.updatesAccepted, m.updatesDuplicate, m.updatesProcessed, m.updatesRecovered,
+		reg.MustRegister(m.updatesAccepted, m.updatesDuplicate, m.updatesProcessed, m.updatesRecovered, m.updatesRefused,
 			m.rateLimited, m.rateLimitStoreErr, m.userActors, m.processLatency, m.messages, m.panics)
 	}
 	return m

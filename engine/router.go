@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -38,6 +39,7 @@ type (
 )
 
 type routerDeps struct {
+	pending    *atomic.Int64
 	sendingOff bool
 	cfg        Config
 	store      UpdateStore
@@ -83,6 +85,7 @@ func (r *updateRouter) Receive(c *actor.Context) {
 	case deliverUpdate:
 		r.route(c, msg)
 	case userDone:
+		r.d.pending.Add(-1)
 		if u, ok := r.users[msg.userID]; ok {
 			u.outstanding--
 		}
@@ -147,6 +150,7 @@ func (r *updateRouter) redeliver(c *actor.Context, olderThan time.Time) (int, er
 		// parses is routed as anonymous so that it still leaves the inbox.
 		h, _ := ParseUpdateHeader(p.Body)
 		h.ID = p.UpdateID
+		r.d.pending.Add(1)
 		r.route(c, deliverUpdate{header: h, raw: p.Body, acceptedAt: p.ReceivedAt})
 		n++
 	}

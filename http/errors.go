@@ -30,6 +30,7 @@ var (
 	errSecretUnset   = newError(fiber.StatusServiceUnavailable, "not_configured", "the webhook secret is not configured (set HANGAR_WEBHOOK_SECRET)")
 	errAdminUnset    = newError(fiber.StatusServiceUnavailable, "not_configured", "the admin token is not configured (set HANGAR_ADMIN_TOKEN)")
 	errMalformedJSON = newError(fiber.StatusBadRequest, "malformed_json", "the request body is not valid JSON")
+	errBusy          = newError(fiber.StatusServiceUnavailable, "busy", "too many updates are waiting to be processed; Telegram will deliver this one again")
 	errNotStarted    = newError(fiber.StatusServiceUnavailable, "starting", "hangar is starting or stopping; try again")
 	errStoreFailure  = newError(fiber.StatusServiceUnavailable, "store_unavailable", "the store could not record the request; try again")
 )

@@ -29,6 +29,9 @@ func (s *Server) webhook(c *fiber.Ctx) error {
 	switch {
 	case errors.Is(err, engine.ErrNotStarted):
 		return errNotStarted
+	case errors.Is(err, engine.ErrBusy):
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return errBusy
 	case err != nil:
 		s.cfg.Logger.Error("webhook: could not store update", "update_id", h.ID, "err", err)
 		return errStoreFailure

@@ -285,3 +285,46 @@ func TestIdleUserActorStopsAndItsWindowSurvives(t *testing.T) {
 		t.Fatalf("window after restart of the actor = %+v, want count 5 and warned", w)
 	}
 }
+
+// stallingStore holds every update's processing until released, as an overloaded
+// engine would.
+type stallingStore struct {
+	engine.Store
+	release chan struct{}
+}
+
+func (s *stallingStore) CompleteUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error) {
+	<-s.release
+	return s.Store.CompleteUpdate(o)
+}
+
+func TestWebhookPushesBackWhenProcessingFallsBehind(t *testing.T) {
+	ss := &stallingStore{release: make(chan struct{})}
+	env := hangartest.Start(t, hangartest.Options{MaxPending: 3, WrapStore: func(s engine.Store) engine.Store {
+		ss.Store = s
+		return ss
+	}})
+	for i := int64(1); i <= 3; i++ {
+		if r := env.PostUpdate(t, hangartest.Update(i, i, "/help")); r.Status != 200 {
+			t.Fatalf("update %d: %d", i, r.Status)
+		}
+	}
+	r := env.PostUpdate(t, hangartest.Update(4, 4, "/help"))
+	var e errBody
+	r.JSON(t, &e)
+	if r.Status != 503 || e.Code != "busy" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("4th update while 3 wait: %d %s (Retry-After %q)", r.Status, r.Body, r.Header.Get("Retry-After"))
+	}
+	if n, _ := env.Store.InboxDepth(); n != 3 {
+		t.Fatalf("inbox holds %d, want the 3 accepted: the refused one is not stored", n)
+	}
+	close(ss.release)
+	env.Settle(t)
+	// Telegram's re-delivery is accepted once the backlog is gone.
+	hangartest.WaitFor(t, 5*time.Second, "the re-delivery to be accepted", func() bool {
+		return env.PostUpdate(t, hangartest.Update(4, 4, "/help")).Status == 200
+	})
+	if _, ok := env.Telegram.WaitMessages(4, 5*time.Second); !ok {
+		t.Fatalf("got %d replies, want 4", len(env.Telegram.Messages()))
+	}
+}

@@ -41,6 +41,7 @@ type serveConfig struct {
 	SyncWrites     bool
 	LogLevel       string
 	MemoryLimit    int
+	MaxPending     int
 	LogFormat      string
 	Blog           blogConfig
 	Queue          queueConfig
@@ -68,6 +69,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	f.Duration(&c.RateWindow, "rate-window", "HANGAR_RATE_WINDOW", time.Minute, "rate-limit window")
 	f.Size(&c.MaxBody, "max-body", "HANGAR_MAX_BODY", "1MiB", "largest request body; larger gets 413")
 	f.Bool(&c.SyncWrites, "sync-writes", "HANGAR_SYNC_WRITES", true, "fsync every commit (group commit keeps this cheap); false trades power-loss durability for speed")
+	f.Int(&c.MaxPending, "max-pending", "HANGAR_MAX_PENDING", 50000, "updates waiting for processing before /webhook answers 503 (Telegram re-delivers)")
 	f.Size(&c.MemoryLimit, "memory-limit", "HANGAR_MEMORY_LIMIT", "256MiB", "soft memory limit for the Go runtime (GOMEMLIMIT); the GC works harder near it")
 	f.String(&c.LogLevel, "log-level", "HANGAR_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
@@ -193,7 +195,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	eng, err := engine.New(engine.Config{
-		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Logger: log, Registry: reg,
+		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxPending: cfg.MaxPending, Logger: log, Registry: reg,
 		Queue: cfg.Queue.engineConfig(), Providers: providers, Catalog: plans,
 		Password: engine.NewPasswordDeriver(pwKey), AdminChatID: cfg.AdminChatID,
 	}, st, sender)

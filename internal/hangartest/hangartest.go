@@ -61,6 +61,7 @@ type Options struct {
 	RateLimit   int
 	RateWindow  time.Duration
 	IdleTimeout time.Duration
+	MaxPending  int
 	MaxBody     int
 	// WrapStore lets a test put a faulty layer between the engine and the store.
 	WrapStore func(engine.Store) engine.Store
@@ -141,7 +142,7 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	env.Password = engine.NewPasswordDeriver([]byte("hangartest password key, 32 bytes!"))
 	env.Engine, err = engine.New(engine.Config{
-		RateLimit: opts.RateLimit, RateWindow: opts.RateWindow, IdleTimeout: opts.IdleTimeout, Clock: env.Clock, Logger: log,
+		RateLimit: opts.RateLimit, RateWindow: opts.RateWindow, IdleTimeout: opts.IdleTimeout, MaxPending: opts.MaxPending, Clock: env.Clock, Logger: log,
 		Registry: env.Registry, SendInterval: time.Millisecond, Queue: opts.Queue,
 		Providers: opts.Providers, Catalog: opts.Catalog, Password: env.Password, AdminChatID: opts.AdminChatID,
 	}, es, tg)
