@@ -174,14 +174,18 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 	if err != nil {
 		return Order{}, nil, err
 	}
-	// The order's user picks the committer (its balance may move); reading it here
-	// costs a lookup in the caller's goroutine rather than in the committer's.
-	owner, err := s.GetOrder(id)
-	if err != nil {
-		return Order{}, nil, err
+	// With several committers the order's user picks one (its balance may move);
+	// reading it here costs a lookup in the caller's goroutine, not the committer's.
+	g := s.group
+	if len(s.groups) > 1 {
+		owner, err := s.GetOrder(id)
+		if err != nil {
+			return Order{}, nil, err
+		}
+		g = s.groupFor(owner.TelegramUserID)
 	}
 	var out Order
-	err = s.groupFor(owner.TelegramUserID).do(func(txn *badger.Txn) error {
+	err = g.do(func(txn *badger.Txn) error {
 		var old Order
 		if err := getJSON(txn, orderKey(id), &old); err != nil {
 			return err
