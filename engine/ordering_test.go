@@ -328,3 +328,32 @@ func TestOrdersAreLimitedPerUserPerHour(t *testing.T) {
 	env.Clock.Advance(time.Hour + time.Second)
 	env.Order(t, 4, "sim-nano", "tokyo") // a new hour, a new window
 }
+
+func TestAdminTerminate(t *testing.T) {
+	cl, providers := startClouds(t)
+	env := hangartest.Start(t, hangartest.Options{Providers: providers})
+	env.Deposit(t, 8, 100000)
+	id := env.Order(t, 8, "linode-nano", "ap-northeast")
+	env.WaitStatus(t, id, store.OrderActive, 10*time.Second)
+	tests := []struct {
+		name   string
+		id     int64
+		status int
+	}{
+		{"unknown order", 424242, 404},
+		{"active order", id, 200},
+		{"already terminated", id, 409},
+	}
+	for _, tt := range tests {
+		r := env.Admin(t, http.MethodPost, fmt.Sprintf("/admin/orders/%d/terminate", tt.id), nil)
+		if r.Status != tt.status {
+			t.Fatalf("%s: %d %s, want %d", tt.name, r.Status, r.Body, tt.status)
+		}
+	}
+	if o, _ := env.Store.GetOrder(id); o.Status != store.OrderTerminated {
+		t.Fatalf("order is %s, want terminated", o.Status)
+	}
+	if n := cl.linode.Count(); n != 0 {
+		t.Fatalf("%d servers left at the provider", n)
+	}
+}
