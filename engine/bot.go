@@ -208,10 +208,9 @@ func (b *bot) callback(cq *models.CallbackQuery, out *botOutcome) {
 		answer("That plan is no longer offered.")
 		return
 	}
-	o, err := b.store.CreateOrder(store.Order{
+	o, err := b.store.CreateOrder(newOrder(plan, OrderRequest{
 		UserID: user, TelegramUserID: user, ChatID: q.ChatID, SpecID: plan.SpecID, Region: q.Region,
-		Provider: plan.Provider, PlanID: plan.Plan, PricePaid: plan.Price,
-	}, b.limit)
+	}), b.limit)
 	switch {
 	case errors.Is(err, store.ErrInsufficientFunds):
 		bal, _ := b.store.GetBalance(user)
@@ -303,14 +302,7 @@ func (b *bot) cancel(chat, user int64, args string, out *botOutcome) {
 		return
 	}
 	now := b.clock.Now()
-	done, err := b.store.UpdateOrder(o.ID, func(o *store.Order) error {
-		if o.Status != store.OrderPending {
-			return ErrOrderState
-		}
-		o.Status = store.OrderCancelled
-		o.Record(now, "cancelled", "")
-		return nil
-	})
+	done, err := b.store.UpdateOrder(o.ID, cancelPending(now))
 	switch {
 	case errors.Is(err, ErrOrderState):
 		out.say(chat, "Order #%d is %s and can no longer be cancelled.", o.ID, statusWords[o.Status])

@@ -251,14 +251,7 @@ func (q *dispatcher) cancel(c *actor.Context, id int64) orderOpResult {
 	if err != nil {
 		return orderOpResult{err: err}
 	}
-	o, err := q.d.store.UpdateOrder(id, func(o *store.Order) error {
-		if o.Status != store.OrderPending {
-			return ErrOrderState
-		}
-		o.Status = store.OrderCancelled
-		o.Record(q.d.cfg.Clock.Now(), "cancelled", "")
-		return nil
-	}, q.d.orders.notes.cancelled(current)...)
+	o, err := q.d.store.UpdateOrder(id, cancelPending(q.d.cfg.Clock.Now()), q.d.orders.notes.cancelled(current)...)
 	if err != nil {
 		return orderOpResult{err: err}
 	}

@@ -39,10 +39,7 @@ func (e *Engine) CreateOrder(req OrderRequest) (store.Order, error) {
 	if req.ChatID == 0 {
 		req.ChatID = req.TelegramUserID
 	}
-	o, err := e.store.CreateOrder(store.Order{
-		UserID: req.UserID, TelegramUserID: req.TelegramUserID, ChatID: req.ChatID,
-		SpecID: plan.SpecID, Region: req.Region, Provider: plan.Provider, PlanID: plan.Plan, PricePaid: plan.Price,
-	}, e.cfg.Queue.OrderLimit)
+	o, err := e.store.CreateOrder(newOrder(plan, req), e.cfg.Queue.OrderLimit)
 	if err != nil {
 		return store.Order{}, err
 	}
@@ -153,3 +150,24 @@ func (e *Engine) TerminateOrder(id int64) (store.Order, error) {
 
 // Plans is the catalogue.
 func (e *Engine) Plans() *catalog.Catalog { return e.cfg.Catalog }
+
+// newOrder is the record of a request for plan, priced from the catalogue.
+func newOrder(plan catalog.Plan, req OrderRequest) store.Order {
+	return store.Order{
+		UserID: req.UserID, TelegramUserID: req.TelegramUserID, ChatID: req.ChatID,
+		SpecID: plan.SpecID, Region: req.Region, Provider: plan.Provider, PlanID: plan.Plan, PricePaid: plan.Price,
+	}
+}
+
+// cancelPending is the cancel transition: only an order that has not started (pending,
+// including one waiting for a retry) can be cancelled; its funds are then released.
+func cancelPending(now time.Time) func(o *store.Order) error {
+	return func(o *store.Order) error {
+		if o.Status != store.OrderPending {
+			return ErrOrderState
+		}
+		o.Status = store.OrderCancelled
+		o.Record(now, "cancelled", "")
+		return nil
+	}
+}

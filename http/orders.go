@@ -32,6 +32,8 @@ type Orders interface {
 	Subscribe(size int) (<-chan engine.Event, func(), error)
 }
 
+var errNotAnID = errors.New("not an integer id")
+
 // flexID accepts an id as a JSON number or a string of digits (the seed sends
 // telegram_user_id as a string).
 type flexID int64
@@ -44,7 +46,7 @@ func (f *flexID) UnmarshalJSON(b []byte) error {
 	}
 	n, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return errors.New("not an integer id")
+		return errNotAnID
 	}
 	*f = flexID(n)
 	return nil
@@ -61,7 +63,7 @@ func decodeJSON(c *fiber.Ctx, v any) error {
 		if errors.As(err, &te) {
 			return badRequest("invalid_field", "field "+te.Field+" has the wrong type")
 		}
-		if strings.Contains(err.Error(), "id") {
+		if errors.Is(err, errNotAnID) {
 			return badRequest("invalid_field", "an id field is not an integer")
 		}
 		return errMalformedJSON
