@@ -26,7 +26,6 @@ type UpdateStore interface {
 
 // OutboxStore is what the Telegram sender needs from the store.
 type OutboxStore interface {
-	EnqueueMessages(msgs ...store.OutboxMessage) ([]store.OutboxMessage, error)
 	QueuedMessages(limit int) ([]store.OutboxMessage, error)
 	RescheduleMessage(m store.OutboxMessage, nextAt time.Time, lastErr string) error
 	FinishMessages(done []store.Finished) error
@@ -284,8 +283,6 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 	return h, nil
 }
 
-// PokeOutbox asks the sender to look for due messages now.
-func (e *Engine) PokeOutbox() { e.actors.Send(e.outbox, pokeOutbox{}) }
 
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },

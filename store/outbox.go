@@ -101,16 +101,6 @@ func putOutboxAll(txn *badger.Txn, msgs []OutboxMessage) error {
 	return nil
 }
 
-// EnqueueMessages queues messages for sending and returns them with their ids.
-func (s *Store) EnqueueMessages(msgs ...OutboxMessage) ([]OutboxMessage, error) {
-	msgs, err := s.assignIDs(msgs, s.now())
-	if err != nil {
-		return nil, err
-	}
-	err = s.group.do(func(txn *badger.Txn) error { return putOutboxAll(txn, msgs) })
-	return msgs, err
-}
-
 // DueMessages returns up to limit queued messages due at or before now, oldest first.
 func (s *Store) DueMessages(now time.Time, limit int) ([]OutboxMessage, error) {
 	var out []OutboxMessage
