@@ -283,7 +283,6 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 	return h, nil
 }
 
-
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
 		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
