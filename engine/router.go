@@ -103,8 +103,12 @@ func (r *updateRouter) Receive(c *actor.Context) {
 	case routerTick:
 		r.evictIdle(c)
 		// An update whose actor panicked mid-way is still in the inbox: try it again.
-		if _, err := r.redeliver(c, r.d.cfg.Clock.Now().Add(-2*time.Minute)); err != nil {
-			r.d.cfg.Logger.Warn("inbox sweep failed", "err", err)
+		// Only when nothing is waiting in a mailbox: under a backlog an old inbox entry
+		// is most likely queued, not lost, and sending it again would only add load.
+		if r.d.pending.Load() == 0 {
+			if _, err := r.redeliver(c, r.d.cfg.Clock.Now().Add(-2*time.Minute)); err != nil {
+				r.d.cfg.Logger.Warn("inbox sweep failed", "err", err)
+			}
 		}
 	}
 }
