@@ -328,3 +328,43 @@ func TestWebhookPushesBackWhenProcessingFallsBehind(t *testing.T) {
 		t.Fatalf("got %d replies, want 4", len(env.Telegram.Messages()))
 	}
 }
+
+// panickyStore panics the first time an update is completed, as a bug would.
+type panickyStore struct {
+	engine.Store
+	panicked atomic.Bool
+}
+
+func (s *panickyStore) CompleteUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error) {
+	if s.panicked.CompareAndSwap(false, true) {
+		panic("bug while completing an update")
+	}
+	return s.Store.CompleteUpdate(o)
+}
+
+func TestUpdateWhoseProcessingPanickedIsRetried(t *testing.T) {
+	ps := &panickyStore{}
+	env := hangartest.Start(t, hangartest.Options{IdleTimeout: 100 * time.Millisecond, WrapStore: func(s engine.Store) engine.Store {
+		ps.Store = s
+		return ps
+	}})
+	if r := env.PostUpdate(t, hangartest.Update(1, 31, "/help")); r.Status != 200 {
+		t.Fatalf("status %d", r.Status)
+	}
+	hangartest.WaitFor(t, 5*time.Second, "the panic", ps.panicked.Load)
+	if n, _ := env.Store.InboxDepth(); n != 1 {
+		t.Fatalf("inbox holds %d after the panic, want the update kept", n)
+	}
+	// The sweep takes inbox entries older than two minutes once nothing is queued.
+	env.Clock.Advance(3 * time.Minute)
+	if _, ok := env.Telegram.WaitMessages(1, 10*time.Second); !ok {
+		t.Fatal("the update was never answered after its processing panicked")
+	}
+	if r := hangartest.Do(t, http.MethodGet, env.URL+"/health", nil); r.Status != 200 {
+		t.Fatalf("health after a panic: %d", r.Status)
+	}
+	m := hangartest.Do(t, http.MethodGet, env.URL+"/metrics", nil)
+	if !bytes.Contains(m.Body, []byte(`hangar_actor_panics_total{kind="user"} 1`)) {
+		t.Fatal("the panic was not counted in hangar_actor_panics_total")
+	}
+}
