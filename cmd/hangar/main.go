@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
@@ -38,6 +40,9 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "hangar: unknown command %q\n\n%s", os.Args[1], usage)
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // the subcommand printed its usage
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hangar:", err)
