@@ -221,11 +221,7 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 }
 
 func (q *dispatcher) finished(msg attemptFinished) {
-	pid, ok := q.inFlight[msg.id]
-	if ok {
-		delete(q.inFlight, msg.id)
-		_ = pid // the order actor stops itself after reporting
-	}
+	delete(q.inFlight, msg.id) // the order actor stops itself after reporting
 	switch msg.outcome {
 	case outcomeSucceeded:
 		q.counts.succeeded++

@@ -266,7 +266,7 @@ func (e *Engine) ResetRateLimit(userID int64) (bool, error) {
 type Health struct {
 	Running    bool `json:"running"`
 	UserActors int  `json:"user_actors"`
-	Inbox      int  `json:"inbox_pending"`
+	Inbox      int  `json:"inbox_pending"` // updates acknowledged and waiting for their actor
 }
 
 // Health asks the router for a snapshot; it fails if the router does not answer.
@@ -280,6 +280,7 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 	}
 	h := res.(Health)
 	h.Running = true
+	h.Inbox = int(e.pending.Load())
 	return h, nil
 }
 

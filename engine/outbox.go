@@ -139,8 +139,7 @@ func (o *outboxSender) drain() {
 	}
 	budget := o.budget()
 	for len(o.transient) > 0 && budget > 0 {
-		m := o.transient[0]
-		if !o.sendTransient(m) {
+		if !o.sendTransient(&o.transient[0]) {
 			return
 		}
 		o.transient = o.transient[1:]
@@ -228,17 +227,19 @@ func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 	}
 }
 
-func (o *outboxSender) sendTransient(m store.OutboxMessage) bool {
-	err := o.send(m)
+// sendTransient sends the head of the in-memory queue; it returns false to keep it
+// there for the next tick (counting the attempt) and stop draining.
+func (o *outboxSender) sendTransient(m *store.OutboxMessage) bool {
+	err := o.send(*m)
 	status, retry, _ := o.classify(err)
 	if retry && m.Attempts+1 < outboxMaxAttempts {
 		m.Attempts++
-		return false // keep it at the head; try again next tick
+		return false
 	}
 	if retry {
 		status = store.MessageDropped
 	}
-	if err := o.d.store.LogTransientMessage(m, status, redactErr(err)); err != nil {
+	if err := o.d.store.LogTransientMessage(*m, status, redactErr(err)); err != nil {
 		o.d.cfg.Logger.Warn("outlog write failed", "err", err)
 	}
 	return true

@@ -182,7 +182,7 @@ func (a *userActor) storeFailed(op string, err error) {
 var _ = fmt.Sprint
 
 // needsOutbox reports replies that must pass through the sender even when sending is
-// off (none today: kept so a message kind that must not skip it can say so).
+// off: one whose text the sender completes (a root password placeholder).
 func needsOutbox(replies []store.OutboxMessage) bool {
 	for _, m := range replies {
 		if m.SecretOrderID != 0 {

@@ -368,3 +368,24 @@ func TestUpdateWhoseProcessingPanickedIsRetried(t *testing.T) {
 		t.Fatal("the panic was not counted in hangar_actor_panics_total")
 	}
 }
+
+// A reply that could not be stored (the store failing) is kept in memory and retried;
+// it gives up after its attempts rather than blocking the sender forever.
+func TestUnstoredReplyGivesUpAfterItsAttempts(t *testing.T) {
+	fs := &failingStore{}
+	env := hangartest.Start(t, hangartest.Options{WrapStore: func(s engine.Store) engine.Store {
+		fs.Store = s
+		return fs
+	}})
+	env.Telegram.SetDown(true)
+	env.PostUpdate(t, hangartest.Update(1, 41, "/help"))
+	hangartest.WaitFor(t, 15*time.Second, "the unsendable reply to be dropped", func() bool {
+		recent, _ := env.Store.RecentMessages(10)
+		return len(recent) == 1 && recent[0].Status == store.MessageDropped
+	})
+	env.Telegram.SetDown(false)
+	env.PostUpdate(t, hangartest.Update(2, 41, "/help"))
+	if _, ok := env.Telegram.WaitMessages(1, 10*time.Second); !ok {
+		t.Fatal("the sender stayed stuck on the dropped reply")
+	}
+}

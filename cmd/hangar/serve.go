@@ -217,7 +217,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		eng.Stop(context.Background())
 		return fmt.Errorf("http listen: %w", err)
 	}
-	sshServer, err := startConsoleSSH(cfg, ln.Addr().String(), log)
+	sshServer, err := startConsoleSSH(cfg, ln.Addr(), log)
 	if err != nil {
 		ln.Close()
 		eng.Stop(context.Background())

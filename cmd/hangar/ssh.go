@@ -12,7 +12,7 @@ import (
 // startConsoleSSH serves the operations console over SSH. The sessions talk to this
 // daemon through its own admin API on loopback, exactly as `hangar console` does, so
 // both consoles are the same code. An empty --ssh switches it off.
-func startConsoleSSH(cfg serveConfig, httpAddr string, log *slog.Logger) (*tui.SSHServer, error) {
+func startConsoleSSH(cfg serveConfig, httpAddr net.Addr, log *slog.Logger) (*tui.SSHServer, error) {
 	if cfg.SSHAddr == "" {
 		log.Info("SSH console off (--ssh is empty)")
 		return nil, nil
@@ -20,14 +20,7 @@ func startConsoleSSH(cfg serveConfig, httpAddr string, log *slog.Logger) (*tui.S
 	if cfg.AdminToken == "" {
 		log.Warn("SSH console: no admin token, so sessions will show the daemon refusing the console")
 	}
-	host, port, err := net.SplitHostPort(httpAddr)
-	if err != nil {
-		return nil, err
-	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	daemon, err := client.New("http://"+net.JoinHostPort(host, port), cfg.AdminToken)
+	daemon, err := client.New("http://"+loopbackAddr(httpAddr), cfg.AdminToken)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +33,7 @@ func startConsoleSSH(cfg serveConfig, httpAddr string, log *slog.Logger) (*tui.S
 		HostKeyPath:        filepath.Join(cfg.DataDir, "ssh_host_ed25519"),
 		AuthorizedKeysPath: keys,
 		Daemon:             func() (tui.Daemon, error) { return daemon, nil },
-		Target:             "hangar@" + httpAddr,
+		Target:             "hangar@" + httpAddr.String(),
 		Logger:             log,
 	})
 	if err != nil {
