@@ -3,8 +3,6 @@ package store
 import (
 	"errors"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // ErrInsufficientFunds is returned when a hold would take a balance below zero.
@@ -44,7 +42,7 @@ type LedgerEntry struct {
 	Note      string    `json:"note,omitempty"`
 }
 
-func getBalance(txn *badger.Txn, user int64) (Balance, error) {
+func getBalance(txn *tx, user int64) (Balance, error) {
 	var b Balance
 	err := getJSON(txn, balanceKey(user), &b)
 	if errors.Is(err, ErrNotFound) {
@@ -54,7 +52,7 @@ func getBalance(txn *badger.Txn, user int64) (Balance, error) {
 }
 
 // moveMoney applies one ledger movement inside txn.
-func (s *Store) moveMoney(txn *badger.Txn, user int64, kind string, amount, orderID int64, now time.Time) error {
+func (s *Store) moveMoney(txn *tx, user int64, kind string, amount, orderID int64, now time.Time) error {
 	b, err := getBalance(txn, user)
 	if err != nil {
 		return err
@@ -95,7 +93,7 @@ func (s *Store) Deposit(user, amount int64) (Balance, error) {
 	}
 	now := s.now()
 	var b Balance
-	err := s.groupFor(user).do(func(txn *badger.Txn) error {
+	err := s.update(func(txn *tx) error {
 		if err := s.moveMoney(txn, user, LedgerDeposit, amount, 0, now); err != nil {
 			return err
 		}
@@ -109,7 +107,7 @@ func (s *Store) Deposit(user, amount int64) (Balance, error) {
 // GetBalance returns a user's balance (zero when the user never had money).
 func (s *Store) GetBalance(user int64) (Balance, error) {
 	var b Balance
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		var err error
 		b, err = getBalance(txn, user)
 		return err
@@ -120,7 +118,7 @@ func (s *Store) GetBalance(user int64) (Balance, error) {
 // Ledger returns up to limit entries of a user's ledger, oldest first.
 func (s *Store) Ledger(user int64, limit int) ([]LedgerEntry, error) {
 	var out []LedgerEntry
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, ledgerPrefix(user), false, func(_, val []byte) (bool, error) {
 			var e LedgerEntry
 			if err := jsonUnmarshal(val, &e); err != nil {

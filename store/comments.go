@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 const (
@@ -88,7 +86,7 @@ func (s *Store) AddComment(nc NewComment) (Comment, error) {
 		},
 		PasswordHash: hash,
 	}
-	err = s.update(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		n, _, err := getU64(txn, []byte(metaCommentCount))
 		if err != nil {
 			return err
@@ -114,7 +112,7 @@ func (s *Store) Comments(slug string, limit int) ([]Comment, error) {
 	}
 	out := []Comment{}
 	prefix := prefixCommentSlug + slug + "\x00"
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefix, false, func(key, _ []byte) (bool, error) {
 			var rec commentRecord
 			if err := getJSON(txn, commentKey(u64FromKey(prefix, key)), &rec); err == nil {
@@ -130,7 +128,7 @@ func (s *Store) Comments(slug string, limit int) ([]Comment, error) {
 // sets its edited_at.
 func (s *Store) EditComment(slug string, id uint64, password, content string) (Comment, error) {
 	var out Comment
-	err := s.withCommentPassword(slug, id, password, func(txn *badger.Txn, rec commentRecord) error {
+	err := s.withCommentPassword(slug, id, password, func(txn *tx, rec commentRecord) error {
 		now := s.now().UTC().Truncate(time.Second)
 		rec.Content = content
 		rec.EditedAt = &now
@@ -142,16 +140,16 @@ func (s *Store) EditComment(slug string, id uint64, password, content string) (C
 
 // DeleteComment deletes comment id on slug when password matches.
 func (s *Store) DeleteComment(slug string, id uint64, password string) error {
-	return s.withCommentPassword(slug, id, password, func(txn *badger.Txn, rec commentRecord) error {
+	return s.withCommentPassword(slug, id, password, func(txn *tx, rec commentRecord) error {
 		return deleteComment(txn, rec)
 	})
 }
 
 // withCommentPassword verifies the password outside any transaction (PBKDF2 is slow and
 // must not hold one open), then runs fn on the record only if its hash is unchanged.
-func (s *Store) withCommentPassword(slug string, id uint64, password string, fn func(*badger.Txn, commentRecord) error) error {
+func (s *Store) withCommentPassword(slug string, id uint64, password string, fn func(*tx, commentRecord) error) error {
 	var rec commentRecord
-	if err := s.view(func(txn *badger.Txn) error { return getJSON(txn, commentKey(id), &rec) }); err != nil {
+	if err := s.view(func(txn *tx) error { return getJSON(txn, commentKey(id), &rec) }); err != nil {
 		return err
 	}
 	if rec.Slug != slug {
@@ -160,7 +158,7 @@ func (s *Store) withCommentPassword(slug string, id uint64, password string, fn 
 	if !verifyPassword(rec.PasswordHash, password) {
 		return ErrWrongPassword
 	}
-	return s.update(func(txn *badger.Txn) error {
+	return s.update(func(txn *tx) error {
 		var cur commentRecord
 		if err := getJSON(txn, commentKey(id), &cur); err != nil {
 			return err
@@ -176,7 +174,7 @@ func (s *Store) withCommentPassword(slug string, id uint64, password string, fn 
 // from the newest), newest first.
 func (s *Store) AdminComments(limit int, before uint64) ([]Comment, error) {
 	out := []Comment{}
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixComment, true, func(key, val []byte) (bool, error) {
 			if before != 0 && u64FromKey(prefixComment, key) >= before {
 				return true, nil
@@ -193,7 +191,7 @@ func (s *Store) AdminComments(limit int, before uint64) ([]Comment, error) {
 
 // AdminDeleteComment deletes any comment by id.
 func (s *Store) AdminDeleteComment(id uint64) error {
-	return s.update(func(txn *badger.Txn) error {
+	return s.update(func(txn *tx) error {
 		var rec commentRecord
 		if err := getJSON(txn, commentKey(id), &rec); err != nil {
 			return err
@@ -202,7 +200,7 @@ func (s *Store) AdminDeleteComment(id uint64) error {
 	})
 }
 
-func deleteComment(txn *badger.Txn, rec commentRecord) error {
+func deleteComment(txn *tx, rec commentRecord) error {
 	if err := txn.Delete(commentKey(rec.ID)); err != nil {
 		return err
 	}
@@ -232,7 +230,7 @@ func (s *Store) AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, er
 		return false, 0, err
 	}
 	key := append([]byte(prefixBlogRate), ipHash(salt, ip)...)
-	err = s.update(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		var w blogWindow
 		if err := getJSON(txn, key, &w); err != nil && !errors.Is(err, ErrNotFound) {
 			return err

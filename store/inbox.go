@@ -31,7 +31,7 @@ func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error
 	val := make([]byte, 8+len(body))
 	binary.BigEndian.PutUint64(val, uint64(now.UnixNano()))
 	copy(val[8:], body)
-	err = s.inbox[uint64(updateID)%uint64(len(s.inbox))].do(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		seen, err := exists(txn, seenUpdateKey(updateID))
 		if err != nil {
 			return err
@@ -51,7 +51,7 @@ func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error
 // PendingUpdates returns up to limit unprocessed updates in update_id order.
 func (s *Store) PendingUpdates(limit int) ([]InboxUpdate, error) {
 	var out []InboxUpdate
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixInbox, false, func(key, val []byte) (bool, error) {
 			if len(val) < 8 {
 				return true, nil
@@ -90,7 +90,7 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = s.groupFor(o.UserID).do(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		pending, err := exists(txn, inboxKey(o.UpdateID))
 		if err != nil {
 			return err

@@ -3,8 +3,6 @@ package store
 import (
 	"encoding/json"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // InquiryCap is how many contact-form messages are kept (seed 004: 5000).
@@ -32,7 +30,7 @@ func (s *Store) AddInquiry(q Inquiry) (Inquiry, error) {
 	if err != nil {
 		return Inquiry{}, err
 	}
-	err = s.group.do(func(txn *badger.Txn) error { return appendCapped(txn, prefixInquiry, id, InquiryCap, b) })
+	err = s.update(func(txn *tx) error { return appendCapped(txn, prefixInquiry, id, InquiryCap, b) })
 	return q, err
 }
 
@@ -40,7 +38,7 @@ func (s *Store) AddInquiry(q Inquiry) (Inquiry, error) {
 // newest first.
 func (s *Store) Inquiries(limit int, before uint64) ([]Inquiry, error) {
 	out := []Inquiry{}
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixInquiry, true, func(key, val []byte) (bool, error) {
 			if before != 0 && u64FromKey(prefixInquiry, key) >= before {
 				return true, nil

@@ -12,22 +12,22 @@ import (
 // edited or reordered: the schema version recorded in meta is the number of steps run.
 type migration struct {
 	name string
-	run  func(txn *badger.Txn) error
+	run  func(txn *tx) error
 }
 
 // migrations is the ordered list run at start. Badger has no tables, so early steps
 // only record that the keyspace in keys.go exists; later ones rewrite records.
 var migrations = []migration{
-	{name: "keyspace v1: ratelimit, inbox, seen, outbox, outlog", run: func(*badger.Txn) error { return nil }},
-	{name: "keyspace v2: blog views, visitors, comments, inquiries (seed 004)", run: func(*badger.Txn) error { return nil }},
-	{name: "keyspace v3: orders, balances, ledger, quotes (seed 002)", run: func(*badger.Txn) error { return nil }},
+	{name: "keyspace v1: ratelimit, inbox, seen, outbox, outlog", run: func(*tx) error { return nil }},
+	{name: "keyspace v2: blog views, visitors, comments, inquiries (seed 004)", run: func(*tx) error { return nil }},
+	{name: "keyspace v3: orders, balances, ledger, quotes (seed 002)", run: func(*tx) error { return nil }},
 	{name: "outlog becomes a ring of OutlogCap slots: drop the id-keyed entries", run: dropPrefix(prefixOutlog)},
 }
 
 // dropPrefix deletes every key under prefix (for records a step re-keys and that may
 // be lost, such as the display-only outlog).
-func dropPrefix(prefix string) func(txn *badger.Txn) error {
-	return func(txn *badger.Txn) error {
+func dropPrefix(prefix string) func(txn *tx) error {
+	return func(txn *tx) error {
 		opts := badger.DefaultIteratorOptions
 		opts.PrefetchValues = false
 		opts.Prefix = []byte(prefix)
@@ -49,7 +49,7 @@ func dropPrefix(prefix string) func(txn *badger.Txn) error {
 // SchemaVersion returns the number of migrations applied.
 func (s *Store) SchemaVersion() (int, error) {
 	var v int
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		var err error
 		v, err = schemaVersion(txn)
 		return err
@@ -57,7 +57,7 @@ func (s *Store) SchemaVersion() (int, error) {
 	return v, err
 }
 
-func schemaVersion(txn *badger.Txn) (int, error) {
+func schemaVersion(txn *tx) (int, error) {
 	item, err := txn.Get([]byte(metaSchemaVersion))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return 0, nil
@@ -74,7 +74,7 @@ func schemaVersion(txn *badger.Txn) (int, error) {
 }
 
 func (s *Store) migrate() error {
-	return s.update(func(txn *badger.Txn) error {
+	return s.update(func(txn *tx) error {
 		v, err := schemaVersion(txn)
 		if err != nil {
 			return fmt.Errorf("store: read schema version: %w", err)
@@ -95,7 +95,7 @@ func (s *Store) migrate() error {
 // MetaFlag reports whether the named one-time flag has been recorded.
 func (s *Store) MetaFlag(name string) (bool, error) {
 	var ok bool
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		var err error
 		ok, err = exists(txn, []byte(prefixMeta+name))
 		return err

@@ -116,7 +116,7 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 		return Order{}, err
 	}
 	var out Order
-	err = s.groupFor(o.TelegramUserID).do(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		if limit.Max > 0 {
 			if err := countOrder(txn, o.TelegramUserID, limit, now); err != nil {
 				return err
@@ -141,7 +141,7 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 	return out, nil
 }
 
-func countOrder(txn *badger.Txn, user int64, limit OrderLimit, now time.Time) error {
+func countOrder(txn *tx, user int64, limit OrderLimit, now time.Time) error {
 	var w Window
 	err := getJSON(txn, orderRateKey(user), &w)
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -174,18 +174,8 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 	if err != nil {
 		return Order{}, nil, err
 	}
-	// With several committers the order's user picks one (its balance may move);
-	// reading it here costs a lookup in the caller's goroutine, not the committer's.
-	g := s.group
-	if len(s.groups) > 1 {
-		owner, err := s.GetOrder(id)
-		if err != nil {
-			return Order{}, nil, err
-		}
-		g = s.groupFor(owner.TelegramUserID)
-	}
 	var out Order
-	err = g.do(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		var old Order
 		if err := getJSON(txn, orderKey(id), &old); err != nil {
 			return err
@@ -215,7 +205,7 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 // index, the user index, the dead-letter list, and the money. Money moves at most once
 // per state: held on acceptance (or on requeue), captured when the order becomes
 // active, released when it fails or is cancelled.
-func (s *Store) saveOrder(txn *badger.Txn, old, o *Order, now time.Time) error {
+func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 	if old == nil || old.Status != o.Status {
 		if old != nil {
 			if err := txn.Delete(orderStatusKey(old.Status, o.ID)); err != nil {
@@ -248,7 +238,7 @@ func (s *Store) saveOrder(txn *badger.Txn, old, o *Order, now time.Time) error {
 	return setJSON(txn, orderKey(o.ID), o, 0)
 }
 
-func (s *Store) settleMoney(txn *badger.Txn, o *Order, now time.Time) error {
+func (s *Store) settleMoney(txn *tx, o *Order, now time.Time) error {
 	if o.PricePaid <= 0 {
 		return nil
 	}
@@ -273,7 +263,7 @@ func (s *Store) settleMoney(txn *badger.Txn, o *Order, now time.Time) error {
 // GetOrder returns one order.
 func (s *Store) GetOrder(id int64) (Order, error) {
 	var o Order
-	err := s.view(func(txn *badger.Txn) error { return getJSON(txn, orderKey(id), &o) })
+	err := s.view(func(txn *tx) error { return getJSON(txn, orderKey(id), &o) })
 	return o, err
 }
 
@@ -300,7 +290,7 @@ func (s *Store) DeadLetters(limit int) ([]Order, error) {
 // orders themselves (direct) or an index whose ids point at them.
 func (s *Store) loadOrders(prefix string, direct bool, before int64, limit int) ([]Order, error) {
 	var out []Order
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Reverse = true
 		opts.Prefix = []byte(prefix)
@@ -332,7 +322,7 @@ func (s *Store) loadOrders(prefix string, direct bool, before int64, limit int) 
 // OrdersWithStatus calls fn for every order with the status, oldest first; used at
 // start to rebuild the dispatcher's queue from the index without a full scan.
 func (s *Store) OrdersWithStatus(status string, fn func(Order) error) error {
-	return s.view(func(txn *badger.Txn) error {
+	return s.view(func(txn *tx) error {
 		return scanPrefix(txn, orderStatusPrefix(status), false, func(key, _ []byte) (bool, error) {
 			var o Order
 			if err := getJSON(txn, orderKey(int64(u64FromKey(orderStatusPrefix(status), key))), &o); err != nil {
@@ -355,7 +345,7 @@ func (s *Store) CountOrders(status string) (int, error) {
 // their records. It returns how many left the list.
 func (s *Store) PurgeDeadLetters() (int, error) {
 	var ids []int64
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixDeadLetter, false, func(key, _ []byte) (bool, error) {
 			ids = append(ids, int64(u64FromKey(prefixDeadLetter, key)))
 			return true, nil

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // OutlogCap bounds the log of sent messages kept for the console.
@@ -88,11 +86,11 @@ func (s *Store) assignIDs(msgs []OutboxMessage, now time.Time) ([]OutboxMessage,
 	return out, nil
 }
 
-func putOutbox(txn *badger.Txn, m *OutboxMessage) error {
+func putOutbox(txn *tx, m *OutboxMessage) error {
 	return setJSON(txn, outboxDueKey(m), m, 0)
 }
 
-func putOutboxAll(txn *badger.Txn, msgs []OutboxMessage) error {
+func putOutboxAll(txn *tx, msgs []OutboxMessage) error {
 	for i := range msgs {
 		if err := putOutbox(txn, &msgs[i]); err != nil {
 			return err
@@ -104,7 +102,7 @@ func putOutboxAll(txn *badger.Txn, msgs []OutboxMessage) error {
 // DueMessages returns up to limit queued messages due at or before now, oldest first.
 func (s *Store) DueMessages(now time.Time, limit int) ([]OutboxMessage, error) {
 	var out []OutboxMessage
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixOutbox, false, func(key, val []byte) (bool, error) {
 			var m OutboxMessage
 			if err := json.Unmarshal(val, &m); err != nil {
@@ -127,7 +125,7 @@ func (s *Store) QueuedMessages(limit int) ([]OutboxMessage, error) {
 
 // RescheduleMessage moves a queued message to a new due time with its attempt recorded.
 func (s *Store) RescheduleMessage(old OutboxMessage, nextAt time.Time, lastErr string) error {
-	return s.update(func(txn *badger.Txn) error {
+	return s.update(func(txn *tx) error {
 		if err := txn.Delete(outboxDueKey(&old)); err != nil {
 			return err
 		}
@@ -151,10 +149,10 @@ func (s *Store) LogTransientMessage(m OutboxMessage, status, lastErr string) err
 		m.CreatedAt = s.now()
 	}
 	now := s.now()
-	return s.group.do(func(txn *badger.Txn) error { return s.appendOutlog(txn, m, status, lastErr, now) })
+	return s.update(func(txn *tx) error { return s.appendOutlog(txn, m, status, lastErr, now) })
 }
 
-func (s *Store) appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr string, now time.Time) error {
+func (s *Store) appendOutlog(txn *tx, m OutboxMessage, status, lastErr string, now time.Time) error {
 	m.Text = m.Loggable()
 	m.LogText = ""
 	m.Status = status
@@ -169,7 +167,7 @@ func (s *Store) appendOutlog(txn *badger.Txn, m OutboxMessage, status, lastErr s
 // RecentMessages returns up to limit outlog entries, newest first.
 func (s *Store) RecentMessages(limit int) ([]OutboxMessage, error) {
 	var out []OutboxMessage
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixOutlog, false, func(_, val []byte) (bool, error) {
 			var m OutboxMessage
 			if err := json.Unmarshal(val, &m); err == nil {
@@ -195,7 +193,7 @@ func (s *Store) FinishMessages(done []Finished) error {
 		return nil
 	}
 	now := s.now()
-	return s.group.do(func(txn *badger.Txn) error {
+	return s.update(func(txn *tx) error {
 		for _, f := range done {
 			if err := txn.Delete(outboxDueKey(&f.Message)); err != nil {
 				return err

@@ -3,8 +3,6 @@ package store
 import (
 	"errors"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // QuoteTTL is how long an order's confirm button stays valid.
@@ -26,13 +24,13 @@ type Quote struct {
 // PutQuote stores a quote until QuoteTTL.
 func (s *Store) PutQuote(q Quote) error {
 	q.CreatedAt = s.now()
-	return s.group.do(func(txn *badger.Txn) error { return setJSON(txn, quoteKey(q.Nonce), q, QuoteTTL) })
+	return s.update(func(txn *tx) error { return setJSON(txn, quoteKey(q.Nonce), q, QuoteTTL) })
 }
 
 // GetQuote reads a live quote.
 func (s *Store) GetQuote(nonce string) (Quote, error) {
 	var q Quote
-	err := s.view(func(txn *badger.Txn) error { return getJSON(txn, quoteKey(nonce), &q) })
+	err := s.view(func(txn *tx) error { return getJSON(txn, quoteKey(nonce), &q) })
 	if err == nil && s.now().Sub(q.CreatedAt) > QuoteTTL {
 		return Quote{}, ErrNotFound
 	}
@@ -42,7 +40,7 @@ func (s *Store) GetQuote(nonce string) (Quote, error) {
 // TakeQuote deletes a quote and returns it; only one caller can take it.
 func (s *Store) TakeQuote(nonce string) (Quote, error) {
 	var q Quote
-	err := s.group.do(func(txn *badger.Txn) error {
+	err := s.update(func(txn *tx) error {
 		if err := getJSON(txn, quoteKey(nonce), &q); err != nil {
 			return err
 		}

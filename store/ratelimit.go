@@ -3,8 +3,6 @@ package store
 import (
 	"errors"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // Window is one user's rate-limit window, stored as ratelimit:{userID} with a TTL that
@@ -19,7 +17,7 @@ type Window struct {
 // LoadWindow returns the stored window of userID, or ErrNotFound when none is live.
 func (s *Store) LoadWindow(userID int64) (Window, error) {
 	var w Window
-	err := s.view(func(txn *badger.Txn) error { return getJSON(txn, rateLimitKey(userID), &w) })
+	err := s.view(func(txn *tx) error { return getJSON(txn, rateLimitKey(userID), &w) })
 	return w, err
 }
 
@@ -27,7 +25,7 @@ func (s *Store) LoadWindow(userID int64) (Window, error) {
 // It reports whether a window existed.
 func (s *Store) ResetWindow(userID int64) (bool, error) {
 	var existed bool
-	err := s.update(func(txn *badger.Txn) error {
+	err := s.update(func(txn *tx) error {
 		var err error
 		existed, err = exists(txn, rateLimitKey(userID))
 		if err != nil || !existed {
@@ -48,7 +46,7 @@ type WindowEntry struct {
 // is left to the caller; at most limit entries are read.
 func (s *Store) ListWindows(minCount, limit int) ([]WindowEntry, error) {
 	var out []WindowEntry
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixRateLimit, false, func(key, val []byte) (bool, error) {
 			var e WindowEntry
 			if err := jsonUnmarshal(val, &e.Window); err != nil {
@@ -68,7 +66,7 @@ func (s *Store) ListWindows(minCount, limit int) ([]WindowEntry, error) {
 	return out, err
 }
 
-func putWindow(txn *badger.Txn, userID int64, w Window, now time.Time) error {
+func putWindow(txn *tx, userID int64, w Window, now time.Time) error {
 	ttl := w.ResetAt.Sub(now)
 	if ttl <= 0 {
 		return txn.Delete(rateLimitKey(userID))

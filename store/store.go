@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -29,28 +30,40 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now is the clock used for record timestamps; nil means time.Now.
 	Now func() time.Time
+	// CacheBytes bounds the recently written and read records kept in memory in front
+	// of Badger; 0 means DefaultCacheBytes, negative turns the cache off.
+	CacheBytes int
 }
 
-// Store is hangar's handle on its Badger database.
+// DefaultCacheBytes is the record cache's default budget.
+const DefaultCacheBytes = 32 << 20
+
+// Store is hangar's handle on its Badger database and the write-ahead log in front of it.
 type Store struct {
 	db  *badger.DB
 	log *slog.Logger
 	now func() time.Time
-	// Group committers run their batches concurrently, each in its own transaction;
-	// callers pick one by the user (or update) they touch, so that concurrent batches
-	// rarely read what another writes and Badger's conflict checks rarely fire. The
-	// inbox ones take only webhook acceptances, so an acknowledgement never waits
-	// behind the actors' processing writes. Badger folds them into shared fsyncs.
-	groups []*groupCommitter
-	inbox  []*groupCommitter
-	group  *groupCommitter // groups[0], for writes with no natural owner
+
+	// reqs feeds the committer, which runs commits one at a time: a commit reads and
+	// computes in memory, so each is short, and serial commits need no conflict
+	// detection or retries.
+	reqs          chan *commitReq
+	committerDone chan struct{}
+	// overlay holds every committed entry Badger does not have yet (see tx.go).
+	ovMu    sync.RWMutex
+	overlay map[string]*walEntry
+	wal     *wal
+	cache   *cache
+	applied chan struct{} // closed when the applier has drained the log at Close
+
 	seqMu  sync.Mutex
-	seqs   map[string]*badger.Sequence
+	seqs   map[string]*seqLease
 	stopGC chan struct{}
 	gcDone chan struct{}
 }
 
-// Open opens (creating if needed) the database in opts.Dir and runs pending migrations.
+// Open opens (creating if needed) the database in opts.Dir, replays the write-ahead
+// log into it and runs pending migrations.
 func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -63,72 +76,80 @@ func Open(opts Options) (*Store, error) {
 		WithSyncWrites(opts.SyncWrites).
 		WithLogger(badgerLogger{opts.Logger}).
 		WithNumVersionsToKeep(1).
+		// Every write comes from the one applier, in log order: nothing to detect.
+		WithDetectConflicts(false).
 		// hangar's values are small; smaller tables and memtables keep RSS modest.
 		WithMemTableSize(32 << 20).
 		WithValueThreshold(1 << 10).
 		WithNumCompactors(2)
+	walDir := ""
 	if opts.InMemory {
 		bopts = bopts.WithDir("").WithValueDir("")
+	} else {
+		walDir = filepath.Join(opts.Dir, walDirName)
 	}
-	db, err := badger.Open(bopts)
+	// Managed mode: the applier stamps its own versions and readers never wait on
+	// Badger's commit watermark.
+	db, err := badger.OpenManaged(bopts)
 	if err != nil {
 		return nil, fmt.Errorf("store.Open %s: %w", opts.Dir, err)
 	}
 	s := &Store{
-		db:     db,
-		log:    opts.Logger,
-		now:    opts.Now,
-		seqs:   map[string]*badger.Sequence{},
-		stopGC: make(chan struct{}),
-		gcDone: make(chan struct{}),
+		db:            db,
+		log:           opts.Logger,
+		now:           opts.Now,
+		overlay:       map[string]*walEntry{},
+		reqs:          make(chan *commitReq, 1024),
+		committerDone: make(chan struct{}),
+		applied:       make(chan struct{}),
+		seqs:          map[string]*seqLease{},
+		stopGC:        make(chan struct{}),
+		gcDone:        make(chan struct{}),
 	}
-	for range commitShards {
-		s.groups = append(s.groups, newGroupCommitter(s, 256))
+	switch {
+	case opts.CacheBytes == 0:
+		opts.CacheBytes = DefaultCacheBytes
+	case opts.CacheBytes < 0:
+		opts.CacheBytes = 0
 	}
-	for range inboxShards {
-		s.inbox = append(s.inbox, newGroupCommitter(s, 256))
-	}
-	s.group = s.groups[0]
-	if err := s.migrate(); err != nil {
-		s.stopCommitters()
+	s.cache = &cache{s: s, budget: opts.CacheBytes}
+	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir}
+	next, err := ap.replay()
+	if err != nil {
 		db.Close()
+		return nil, err
+	}
+	applyC := make(chan applyBatch, 64)
+	s.wal, err = openWAL(walDir, next, opts.SyncWrites, applyC)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store.Open %s: %w", walDir, err)
+	}
+	go ap.loop(applyC)
+	go s.committer()
+	if err := s.migrate(); err != nil {
+		s.shutdown()
 		return nil, err
 	}
 	go s.gcLoop(opts.InMemory)
 	return s, nil
 }
 
-// Close flushes sequences and closes the database. It is safe to call once.
+// Close writes back sequence leases, applies the log to Badger and closes it. It is
+// safe to call once.
 func (s *Store) Close() error {
 	close(s.stopGC)
 	<-s.gcDone
-	s.stopCommitters()
-	s.seqMu.Lock()
-	for _, q := range s.seqs {
-		_ = q.Release()
-	}
-	s.seqMu.Unlock()
+	s.releaseSeqs()
+	return s.shutdown()
+}
+
+func (s *Store) shutdown() error {
+	close(s.reqs)
+	<-s.committerDone
+	s.wal.close()
+	<-s.applied
 	return s.db.Close()
-}
-
-// Measured with `make bench`: more committers acknowledge webhooks faster (12k/s with
-// 4 + 2) but starve the actors' processing commits, because every Badger transaction
-// waits for the commits before it; the backlog then grows for as long as the load
-// lasts. One of each keeps processing level with acknowledgement.
-const (
-	commitShards = 1
-	inboxShards  = 1
-)
-
-func (s *Store) stopCommitters() {
-	for _, g := range append(s.groups, s.inbox...) {
-		g.stop()
-	}
-}
-
-// groupFor is the committer of everything owned by one user.
-func (s *Store) groupFor(user int64) *groupCommitter {
-	return s.groups[uint64(user)%uint64(len(s.groups))]
 }
 
 // Ping reports whether the database answers a read.
@@ -136,8 +157,11 @@ func (s *Store) Ping(context.Context) error {
 	if s.db.IsClosed() {
 		return ErrClosed
 	}
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.view(func(txn *tx) error {
 		_, err := txn.Get([]byte(metaSchemaVersion))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
 		return err
 	})
 }
@@ -145,43 +169,83 @@ func (s *Store) Ping(context.Context) error {
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
 
-const maxConflictRetries = 16
-
-// update runs fn in a read-write transaction, re-running it when a concurrent
-// transaction committed a conflicting write first (Badger's optimistic concurrency).
-func (s *Store) update(fn func(txn *badger.Txn) error) error {
-	var err error
-	for attempt := 0; attempt < maxConflictRetries; attempt++ {
-		err = s.db.Update(fn)
-		if !errors.Is(err, badger.ErrConflict) {
-			return err
+// update runs fn as one commit and returns once the commit is durable. If fn fails
+// nothing it wrote is kept. Commits run one at a time on the committer goroutine, which
+// goes from one to the next without waiting for durability: the log's writer syncs
+// many commits at once and wakes their callers.
+func (s *Store) update(fn func(txn *tx) error) (err error) {
+	r := &commitReq{op: fn, done: make(chan error, 1)}
+	defer func() {
+		if recover() != nil { // reqs closed by shutdown
+			err = ErrClosed
 		}
-		time.Sleep(time.Duration(attempt+1) * 100 * time.Microsecond)
-	}
-	return fmt.Errorf("store: gave up after %d conflicts: %w", maxConflictRetries, err)
+	}()
+	s.reqs <- r
+	return <-r.done
 }
 
-func (s *Store) view(fn func(txn *badger.Txn) error) error { return s.db.View(fn) }
+// commitReq is one caller's commit waiting for the committer.
+type commitReq struct {
+	op   func(txn *tx) error
+	done chan error
+}
 
-// nextSeq returns the next number of the named monotonic sequence.
-func (s *Store) nextSeq(name string) (uint64, error) {
-	s.seqMu.Lock()
-	defer s.seqMu.Unlock()
-	q, ok := s.seqs[name]
-	if !ok {
-		var err error
-		q, err = s.db.GetSequence(seqKey(name), 1000)
-		if err != nil {
-			return 0, err
+func (s *Store) committer() {
+	defer close(s.committerDone)
+	for r := range s.reqs {
+		if err := s.run(r); err != nil {
+			r.done <- err
 		}
-		s.seqs[name] = q
 	}
-	n, err := q.Next()
-	// Sequence 0 is reserved so that a zero id always means "unset".
-	if err == nil && n == 0 {
-		n, err = q.Next()
+}
+
+// run executes one commit; on success its caller is answered by the log's writer.
+func (s *Store) run(r *commitReq) (err error) {
+	t := &tx{s: s, writes: map[string]*walEntry{}}
+	defer t.discard()
+	defer func() {
+		// A panicking commit must not take the committer, and every later commit, with it.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store: commit panicked: %v", p)
+		}
+	}()
+	if err := r.op(t); err != nil {
+		return err
 	}
-	return n, err
+	if len(t.writes) == 0 {
+		r.done <- nil
+		return nil
+	}
+	return s.publish(t.writes, r.done)
+}
+
+// publish makes writes visible in the overlay and appends them to the log, in one
+// order for both; done (if not nil) hears the log's verdict.
+func (s *Store) publish(writes map[string]*walEntry, done chan<- error) error {
+	entries := make([]*walEntry, 0, len(writes))
+	for _, e := range writes {
+		entries = append(entries, e)
+	}
+	s.wal.mu.Lock()
+	defer s.wal.mu.Unlock()
+	if err := s.wal.appendLocked(entries, done); err != nil {
+		return err
+	}
+	s.ovMu.Lock()
+	for _, e := range entries {
+		s.overlay[e.key] = e
+	}
+	s.ovMu.Unlock()
+	return nil
+}
+
+func (s *Store) view(fn func(txn *tx) error) error {
+	if s.db.IsClosed() {
+		return ErrClosed
+	}
+	t := &tx{s: s}
+	defer t.discard()
+	return fn(t)
 }
 
 func (s *Store) gcLoop(inMemory bool) {
@@ -203,7 +267,7 @@ func (s *Store) gcLoop(inMemory bool) {
 	}
 }
 
-func getJSON(txn *badger.Txn, key []byte, v any) error {
+func getJSON(txn *tx, key []byte, v any) error {
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return ErrNotFound
@@ -214,7 +278,7 @@ func getJSON(txn *badger.Txn, key []byte, v any) error {
 	return item.Value(func(b []byte) error { return json.Unmarshal(b, v) })
 }
 
-func setJSON(txn *badger.Txn, key []byte, v any, ttl time.Duration) error {
+func setJSON(txn *tx, key []byte, v any, ttl time.Duration) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -226,7 +290,7 @@ func setJSON(txn *badger.Txn, key []byte, v any, ttl time.Duration) error {
 	return txn.SetEntry(e)
 }
 
-func exists(txn *badger.Txn, key []byte) (bool, error) {
+func exists(txn *tx, key []byte) (bool, error) {
 	_, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
@@ -235,7 +299,7 @@ func exists(txn *badger.Txn, key []byte) (bool, error) {
 }
 
 // scanPrefix calls fn for each value under prefix in key order until fn returns false.
-func scanPrefix(txn *badger.Txn, prefix string, reverse bool, fn func(key, val []byte) (bool, error)) error {
+func scanPrefix(txn *tx, prefix string, reverse bool, fn func(key, val []byte) (bool, error)) error {
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = []byte(prefix)
 	opts.Reverse = reverse

@@ -119,7 +119,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	}
 	key := readerKey(ipHash(salt, h.IP))
 	var res ViewResult
-	err = s.group.do(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		res = ViewResult{} // the op re-runs on conflict
 		rd, known, err := getReader(txn, key)
 		if err != nil {
@@ -171,7 +171,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 
 // countedYesterday covers the first ViewDedupWindow after midnight, when the window
 // reaches into yesterday, whose views were recorded under yesterday's salt.
-func countedYesterday(txn *badger.Txn, ip, slug string, now time.Time) (bool, error) {
+func countedYesterday(txn *tx, ip, slug string, now time.Time) (bool, error) {
 	midnight := now.Truncate(24 * time.Hour) // UTC days
 	if now.Sub(midnight) >= ViewDedupWindow {
 		return false, nil
@@ -257,7 +257,7 @@ func decodeReader(b []byte) (reader, error) {
 	return r, nil
 }
 
-func getReader(txn *badger.Txn, key []byte) (r reader, known bool, err error) {
+func getReader(txn *tx, key []byte) (r reader, known bool, err error) {
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, false, nil
@@ -272,7 +272,7 @@ func getReader(txn *badger.Txn, key []byte) (r reader, known bool, err error) {
 	return r, true, err
 }
 
-func claimSlug(txn *badger.Txn) error {
+func claimSlug(txn *tx) error {
 	n, _, err := getU64(txn, []byte(metaSlugCount))
 	if err != nil {
 		return err
@@ -312,7 +312,7 @@ func (s *Store) todaysSalt(day string) ([]byte, error) {
 		return c.salt, nil
 	}
 	var salt []byte
-	err := s.update(func(txn *badger.Txn) error {
+	err := s.update(func(txn *tx) error {
 		var err error
 		salt, err = daySalt(txn, day, true)
 		return err
@@ -325,7 +325,7 @@ func (s *Store) todaysSalt(day string) ([]byte, error) {
 }
 
 // daySalt returns the day's IP salt, creating it when create is set.
-func daySalt(txn *badger.Txn, day string, create bool) ([]byte, error) {
+func daySalt(txn *tx, day string, create bool) ([]byte, error) {
 	key := []byte(prefixIPSalt + day)
 	item, err := txn.Get(key)
 	if err == nil {
@@ -357,7 +357,7 @@ func (s *Store) ViewTotals(slugs []string) (map[string]uint64, error) {
 		}
 	}
 	out := make(map[string]uint64, len(slugs))
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		for _, slug := range slugs {
 			n, _, err := getU64(txn, viewsKey(slug))
 			if err != nil {
@@ -380,7 +380,7 @@ func (s *Store) SeedViews(counts map[string]uint64) (applied bool, err error) {
 			return false, fmt.Errorf("seed slug %q: %w", slug, err)
 		}
 	}
-	err = s.update(func(txn *badger.Txn) error {
+	err = s.update(func(txn *tx) error {
 		applied = false
 		done, err := exists(txn, []byte(metaViewsSeeded))
 		if err != nil || done {
@@ -403,9 +403,6 @@ func (s *Store) SeedViews(counts map[string]uint64) (applied bool, err error) {
 		applied = true
 		return txn.Set([]byte(metaViewsSeeded), []byte(s.now().UTC().Format(time.RFC3339)))
 	})
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		return false, fmt.Errorf("seed of %d slugs is too large for one transaction: %w", len(counts), err)
-	}
 	return applied, err
 }
 
@@ -437,7 +434,7 @@ type BlogStats struct {
 func (s *Store) BlogStats(top, days, recent int) (BlogStats, error) {
 	now := s.now().UTC()
 	st := BlogStats{TopSlugs: []SlugViews{}, Daily: []DayStats{}}
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		var all []SlugViews
 		err := scanPrefix(txn, prefixViews, false, func(key, val []byte) (bool, error) {
 			if len(val) == 8 {
@@ -489,7 +486,7 @@ func readerKey(hash []byte) []byte {
 }
 
 // getU64 reads an 8-byte big-endian counter; a missing key is 0 and not known.
-func getU64(txn *badger.Txn, key []byte) (n uint64, known bool, err error) {
+func getU64(txn *tx, key []byte) (n uint64, known bool, err error) {
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return 0, false, nil
@@ -507,7 +504,7 @@ func getU64(txn *badger.Txn, key []byte) (n uint64, known bool, err error) {
 	return n, true, err
 }
 
-func putU64(txn *badger.Txn, key []byte, n uint64, ttl time.Duration) error {
+func putU64(txn *tx, key []byte, n uint64, ttl time.Duration) error {
 	v := make([]byte, 8)
 	binary.BigEndian.PutUint64(v, n)
 	e := badger.NewEntry(key, v)
@@ -517,7 +514,7 @@ func putU64(txn *badger.Txn, key []byte, n uint64, ttl time.Duration) error {
 	return txn.SetEntry(e)
 }
 
-func addU64(txn *badger.Txn, key []byte, delta uint64, ttl time.Duration) (uint64, error) {
+func addU64(txn *tx, key []byte, delta uint64, ttl time.Duration) (uint64, error) {
 	n, _, err := getU64(txn, key)
 	if err != nil {
 		return 0, err

@@ -28,7 +28,7 @@ type Visitor struct {
 // RecentVisitors returns up to limit logged hits, newest first.
 func (s *Store) RecentVisitors(limit int) ([]Visitor, error) {
 	var out []Visitor
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		var err error
 		out, err = recentVisitors(txn, limit)
 		return err
@@ -55,7 +55,7 @@ func encodeVisitorSlot(seq uint64, v Visitor) ([]byte, error) {
 
 // recentVisitors reads the whole ring (VisitorCap small values) and sorts it by
 // sequence: the admin map wants the newest, and the ring has no order of its own.
-func recentVisitors(txn *badger.Txn, limit int) ([]Visitor, error) {
+func recentVisitors(txn *tx, limit int) ([]Visitor, error) {
 	out := []Visitor{}
 	if limit <= 0 {
 		return out, nil
@@ -97,7 +97,7 @@ const (
 
 // appendCapped writes val as entry seq of a sequence-keyed log and keeps the log to
 // the newest capacity sequence numbers, trimming as it appends so no sweeper is needed.
-func appendCapped(txn *badger.Txn, prefix string, seq uint64, capacity int, val []byte) error {
+func appendCapped(txn *tx, prefix string, seq uint64, capacity int, val []byte) error {
 	if err := txn.Set(u64Key(prefix, seq), val); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func appendCapped(txn *badger.Txn, prefix string, seq uint64, capacity int, val 
 }
 
 // trimBelow deletes up to max entries of a sequence-keyed log with from ≤ seq ≤ floor.
-func trimBelow(txn *badger.Txn, prefix string, from, floor uint64, max int) error {
+func trimBelow(txn *tx, prefix string, from, floor uint64, max int) error {
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	opts.Prefix = []byte(prefix)
@@ -142,7 +142,7 @@ func trimBelow(txn *badger.Txn, prefix string, from, floor uint64, max int) erro
 
 func (s *Store) countPrefix(prefix string) (int, error) {
 	n := 0
-	err := s.view(func(txn *badger.Txn) error {
+	err := s.view(func(txn *tx) error {
 		opts := badger.DefaultIteratorOptions
 		opts.PrefetchValues = false
 		opts.Prefix = []byte(prefix)

@@ -1,0 +1,167 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// applier writes durable commits into Badger behind the write-ahead log, many commits
+// per Badger batch, then lets their entries leave the overlay and their segments go.
+// It is the only writer Badger has, so it alone numbers Badger's versions.
+type applier struct {
+	s   *Store
+	ts  uint64
+	dir string
+	// keep is set once a batch could not be applied: the log then stays on disk for
+	// the next start to replay.
+	keep bool
+}
+
+const (
+	applyMaxEntries  = 64 << 10
+	applyInterval    = 50 * time.Millisecond
+	applyMaxAttempts = 5
+	replayBatch      = 16 << 10
+)
+
+// replay applies what the log holds from the last run and returns the number of the
+// segment to write next.
+func (a *applier) replay() (uint64, error) {
+	if a.dir == "" {
+		return 1, nil
+	}
+	start := time.Now()
+	var batch []*walEntry
+	segs, records, err := replayWAL(a.dir, func(entries []*walEntry) error {
+		batch = append(batch, entries...)
+		if len(batch) < replayBatch {
+			return nil
+		}
+		_, err := a.write(batch)
+		batch = batch[:0]
+		return err
+	})
+	if err == nil {
+		_, err = a.write(batch)
+	}
+	if err == nil {
+		err = a.s.db.Sync()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: replay write-ahead log in %s: %w", a.dir, err)
+	}
+	for _, n := range segs {
+		if err := os.Remove(segmentPath(a.dir, n)); err != nil {
+			return 0, err
+		}
+	}
+	if records > 0 {
+		a.s.log.Info("store: replayed the write-ahead log", "commits", records, "segments", len(segs), "took", time.Since(start).Round(time.Millisecond))
+	}
+	if len(segs) == 0 {
+		return 1, nil
+	}
+	return segs[len(segs)-1] + 1, nil
+}
+
+func (a *applier) loop(c <-chan applyBatch) {
+	defer close(a.s.applied)
+	for b := range c {
+		entries, closed := b.entries, []uint64{}
+		if b.closed > 0 {
+			closed = append(closed, b.closed)
+		}
+		// Gather what arrives for a while: one Badger batch for many syncs, and a key
+		// written many times meanwhile (a slug's total, a user's balance) goes to
+		// Badger once. Readers meanwhile find everything in the overlay.
+		timer := time.NewTimer(applyInterval)
+	gather:
+		for len(entries) < applyMaxEntries {
+			select {
+			case nb, ok := <-c:
+				if !ok {
+					break gather
+				}
+				entries = append(entries, nb.entries...)
+				if nb.closed > 0 {
+					closed = append(closed, nb.closed)
+				}
+			case <-timer.C:
+				break gather
+			}
+		}
+		timer.Stop()
+		a.apply(entries)
+		for _, n := range closed {
+			if a.keep || a.dir == "" {
+				continue
+			}
+			if err := os.Remove(segmentPath(a.dir, n)); err != nil {
+				a.s.log.Error("store: remove applied write-ahead log segment", "segment", n, "err", err)
+			}
+		}
+	}
+}
+
+func (a *applier) apply(entries []*walEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	var last []*walEntry
+	var err error
+	for attempt := 1; attempt <= applyMaxAttempts; attempt++ {
+		if last, err = a.write(entries); err == nil {
+			break
+		}
+		a.s.log.Error("store: apply the write-ahead log to badger", "attempt", attempt, "err", err)
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+	}
+	if err != nil {
+		// The entries stay readable in the overlay and durable in the log, which is
+		// kept for the next start to replay.
+		a.keep = true
+		return
+	}
+	a.s.cache.admit(last)
+}
+
+// write puts entries into Badger as one version, the last entry of a key winning, and
+// returns the entries written.
+func (a *applier) write(entries []*walEntry) ([]*walEntry, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	// A WriteBatch may split into several transactions sharing the version, so a key
+	// must appear once.
+	lastOf := make(map[string]int, len(entries))
+	for i, e := range entries {
+		lastOf[e.key] = i
+	}
+	a.ts++
+	wb := a.s.db.NewWriteBatchAt(a.ts)
+	last := make([]*walEntry, 0, len(lastOf))
+	for i, e := range entries {
+		if lastOf[e.key] != i {
+			continue
+		}
+		last = append(last, e)
+		var err error
+		if e.deleted {
+			err = wb.Delete([]byte(e.key))
+		} else {
+			err = wb.SetEntry(&badger.Entry{Key: []byte(e.key), Value: e.val, ExpiresAt: e.expiresAt})
+		}
+		if err != nil {
+			wb.Cancel()
+			return nil, err
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return nil, err
+	}
+	a.s.db.SetDiscardTs(a.ts)
+	return last, nil
+}

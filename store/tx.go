@@ -1,0 +1,245 @@
+package store
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// tx is one commit's view of the store: reads see this commit's own writes first, then
+// the overlay (committed, maybe not yet in Badger), then Badger. Writes stay in tx until
+// the commit publishes them. Its methods mirror the part of *tx hangar uses.
+type tx struct {
+	s      *Store
+	writes map[string]*walEntry // nil for a read-only view
+	btxn   *badger.Txn
+}
+
+func (t *tx) badger() *badger.Txn {
+	if t.btxn == nil {
+		// Reading at the newest version is safe: an overlay entry leaves the overlay only
+		// after Badger holds it, and Badger holds nothing the overlay does not supersede.
+		t.btxn = t.s.db.NewTransactionAt(math.MaxUint64, false)
+	}
+	return t.btxn
+}
+
+func (t *tx) discard() {
+	if t.btxn != nil {
+		t.btxn.Discard()
+		t.btxn = nil
+	}
+}
+
+func (t *tx) lookup(key string) (*walEntry, bool) {
+	if e, ok := t.writes[key]; ok {
+		return e, true
+	}
+	t.s.ovMu.RLock()
+	e, ok := t.s.overlay[key]
+	t.s.ovMu.RUnlock()
+	return e, ok
+}
+
+// live reports whether e is a value a reader can see now.
+func (e *walEntry) live(nowUnix uint64) bool {
+	return !e.deleted && (e.expiresAt == 0 || e.expiresAt > nowUnix)
+}
+
+func unixNow() uint64 { return uint64(time.Now().Unix()) }
+
+// Get returns key's item or badger.ErrKeyNotFound.
+func (t *tx) Get(key []byte) (*item, error) {
+	if e, ok := t.lookup(string(key)); ok {
+		if !e.live(unixNow()) {
+			return nil, badger.ErrKeyNotFound
+		}
+		return &item{key: key, val: e.val}, nil
+	}
+	bi, err := t.badger().Get(key)
+	if err != nil {
+		return nil, err
+	}
+	if t.writes == nil {
+		return &item{key: key, bitem: bi}, nil
+	}
+	val, err := bi.ValueCopy(nil)
+	if err != nil {
+		return nil, err
+	}
+	t.s.cache.remember(key, val, bi.ExpiresAt())
+	return &item{key: key, val: val}, nil
+}
+
+func (t *tx) put(key []byte, val []byte, expiresAt uint64, deleted bool) error {
+	if t.writes == nil {
+		return badger.ErrReadOnlyTxn
+	}
+	// Callers may reuse their buffers once the commit returns; the overlay keeps values
+	// until Badger has them.
+	t.writes[string(key)] = &walEntry{key: string(key), val: bytes.Clone(val), expiresAt: expiresAt, deleted: deleted}
+	return nil
+}
+
+// Set writes key = val with no expiry.
+func (t *tx) Set(key, val []byte) error { return t.put(key, val, 0, false) }
+
+// SetEntry writes e's key, value and expiry (badger.NewEntry(...).WithTTL(...)).
+func (t *tx) SetEntry(e *badger.Entry) error { return t.put(e.Key, e.Value, e.ExpiresAt, false) }
+
+// Delete removes key.
+func (t *tx) Delete(key []byte) error { return t.put(key, nil, 0, true) }
+
+// item is a key and its value, from the overlay or from Badger.
+type item struct {
+	key   []byte
+	val   []byte
+	bitem *badger.Item
+}
+
+func (i *item) Key() []byte { return i.key }
+
+func (i *item) KeyCopy(dst []byte) []byte { return append(dst[:0], i.key...) }
+
+func (i *item) Value(fn func([]byte) error) error {
+	if i.bitem != nil {
+		return i.bitem.Value(fn)
+	}
+	return fn(i.val)
+}
+
+func (i *item) ValueCopy(dst []byte) ([]byte, error) {
+	if i.bitem != nil {
+		return i.bitem.ValueCopy(dst)
+	}
+	return append(dst[:0], i.val...), nil
+}
+
+// NewIterator walks Badger and the overlay merged, the overlay winning. Only Prefix,
+// Reverse and PrefetchValues of opts are honoured; keys outside Prefix are never seen.
+func (t *tx) NewIterator(opts badger.IteratorOptions) *iterator {
+	prefix := string(opts.Prefix)
+	now := unixNow()
+	// The overlay is read before Badger's iterator opens, so that an entry leaving the
+	// overlay in between is already in Badger.
+	seen := map[string]*walEntry{}
+	t.s.ovMu.RLock()
+	for k, e := range t.s.overlay {
+		if strings.HasPrefix(k, prefix) {
+			seen[k] = e
+		}
+	}
+	t.s.ovMu.RUnlock()
+	for k, e := range t.writes {
+		if strings.HasPrefix(k, prefix) {
+			seen[k] = e
+		}
+	}
+	ov := make([]*walEntry, 0, len(seen))
+	for _, e := range seen {
+		ov = append(ov, e)
+	}
+	slices.SortFunc(ov, func(a, b *walEntry) int { return strings.Compare(a.key, b.key) })
+	if opts.Reverse {
+		slices.Reverse(ov)
+	}
+	return &iterator{
+		bit:     t.badger().NewIterator(opts),
+		ov:      ov,
+		reverse: opts.Reverse,
+		now:     now,
+	}
+}
+
+// iterator merges a Badger iterator with a sorted snapshot of overlay entries.
+type iterator struct {
+	bit     *badger.Iterator
+	ov      []*walEntry
+	oi      int
+	reverse bool
+	now     uint64
+	cur     *item
+}
+
+// before reports whether key a comes before b in this iterator's direction.
+func (it *iterator) before(a, b []byte) bool {
+	c := bytes.Compare(a, b)
+	if it.reverse {
+		return c > 0
+	}
+	return c < 0
+}
+
+// settle points cur at the next visible key at or after the cursors.
+func (it *iterator) settle() {
+	it.cur = nil
+	for {
+		var ok *walEntry
+		if it.oi < len(it.ov) {
+			ok = it.ov[it.oi]
+		}
+		bvalid := it.bit.Valid()
+		switch {
+		case ok == nil && !bvalid:
+			return
+		case ok == nil || (bvalid && it.before(it.bit.Item().Key(), []byte(ok.key))):
+			bi := it.bit.Item()
+			it.cur = &item{key: bi.Key(), bitem: bi}
+			return
+		default:
+			if bvalid && bytes.Equal(it.bit.Item().Key(), []byte(ok.key)) {
+				it.bit.Next() // the overlay's version supersedes Badger's
+			}
+			if ok.live(it.now) {
+				it.cur = &item{key: []byte(ok.key), val: ok.val}
+				return
+			}
+			it.oi++
+		}
+	}
+}
+
+func (it *iterator) Rewind() {
+	it.bit.Rewind()
+	it.oi = 0
+	it.settle()
+}
+
+// Seek positions at the first key at or after key (at or before it when reversed).
+func (it *iterator) Seek(key []byte) {
+	it.bit.Seek(key)
+	it.oi, _ = slices.BinarySearchFunc(it.ov, key, func(e *walEntry, k []byte) int {
+		c := strings.Compare(e.key, string(k))
+		if it.reverse {
+			return -c
+		}
+		return c
+	})
+	it.settle()
+}
+
+func (it *iterator) Valid() bool { return it.cur != nil }
+
+func (it *iterator) ValidForPrefix(prefix []byte) bool {
+	return it.cur != nil && bytes.HasPrefix(it.cur.key, prefix)
+}
+
+func (it *iterator) Item() *item { return it.cur }
+
+func (it *iterator) Next() {
+	if it.cur == nil {
+		return
+	}
+	if it.cur.bitem != nil {
+		it.bit.Next()
+	} else {
+		it.oi++
+	}
+	it.settle()
+}
+
+func (it *iterator) Close() { it.bit.Close() }

@@ -1,0 +1,361 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+func quietOpen(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	return s
+}
+
+func setKey(s *Store, key, val string) error {
+	return s.update(func(txn *tx) error { return txn.Set([]byte(key), []byte(val)) })
+}
+
+func getKey(s *Store, key string) (string, error) {
+	var v []byte
+	err := s.view(func(txn *tx) error {
+		it, err := txn.Get([]byte(key))
+		if err != nil {
+			return err
+		}
+		v, err = it.ValueCopy(nil)
+		return err
+	})
+	return string(v), err
+}
+
+// crashChildEnv makes the test binary a child that commits until it is killed.
+const crashChildEnv = "HANGAR_STORE_CRASH_CHILD"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashChildEnv); dir != "" {
+		crashChild(dir)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild commits key i = "value-i" from 16 writers and prints each acknowledged i.
+func crashChild(dir string) {
+	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	out := make(chan int, 1024)
+	for w := range 16 {
+		go func() {
+			for i := w; ; i += 16 {
+				if err := setKey(s, fmt.Sprintf("crash:%08d", i), fmt.Sprintf("value-%d", i)); err != nil {
+					fmt.Println("commit:", err)
+					os.Exit(2)
+				}
+				// A delete in the same history: replay must apply it after the set.
+				if i%5 == 0 {
+					if err := s.update(func(txn *tx) error { return txn.Delete(fmt.Appendf(nil, "crash:%08d", i)) }); err != nil {
+						os.Exit(2)
+					}
+				}
+				out <- i
+			}
+		}()
+	}
+	w := bufio.NewWriter(os.Stdout)
+	for i := range out {
+		fmt.Fprintln(w, i)
+		if len(out) == 0 {
+			w.Flush()
+		}
+	}
+}
+
+// A SIGKILLed process loses nothing it acknowledged: commits still in the log, not yet
+// in Badger, are replayed at the next start.
+func TestCrashReplaysAcknowledgedCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a real process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[int]bool{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && len(acked) < 3000 {
+		i, err := strconv.Atoi(sc.Text())
+		if err != nil {
+			t.Fatalf("child said %q", sc.Text())
+		}
+		acked[i] = true
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Everything the child printed before the kill was acknowledged too.
+	for sc.Scan() {
+		if i, err := strconv.Atoi(sc.Text()); err == nil {
+			acked[i] = true
+		}
+	}
+	_ = cmd.Wait()
+	if len(acked) < 3000 {
+		t.Fatalf("child acknowledged only %d commits before exiting", len(acked))
+	}
+	segs, err := walSegments(filepath.Join(dir, walDirName))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no write-ahead log left by the killed process (segments %v, err %v)", segs, err)
+	}
+
+	s := quietOpen(t, dir)
+	defer s.Close()
+	for i := range acked {
+		got, err := getKey(s, fmt.Sprintf("crash:%08d", i))
+		switch {
+		case i%5 == 0:
+			if !errors.Is(err, badger.ErrKeyNotFound) {
+				t.Fatalf("key %d: deleted after its set, found %q (err %v)", i, got, err)
+			}
+		case err != nil || got != fmt.Sprintf("value-%d", i):
+			t.Fatalf("key %d acknowledged but after restart: %q, %v", i, got, err)
+		}
+	}
+	if segs, _ := walSegments(filepath.Join(dir, walDirName)); len(segs) != 1 {
+		t.Fatalf("after replay the log should be one fresh segment, have %v", segs)
+	}
+}
+
+// writeSegment writes records (each a set of key=value) and then tail bytes.
+func writeSegment(t *testing.T, dir string, n uint64, records [][2]string, tail []byte) {
+	t.Helper()
+	var buf []byte
+	for _, r := range records {
+		buf = appendRecord(buf, []*walEntry{{key: r[0], val: []byte(r[1])}})
+	}
+	buf = append(buf, tail...)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(segmentPath(dir, n), buf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReplayCutsATornTail(t *testing.T) {
+	tails := map[string][]byte{
+		"half a header":         {0x10, 0, 0},
+		"header, no payload":    {0x40, 0, 0, 0, 1, 2, 3, 4},
+		"bad checksum":          appendRecord(nil, []*walEntry{{key: "c", val: []byte("3")}})[:8+3],
+		"zeroes (preallocated)": make([]byte, 64),
+	}
+	for name, tail := range tails {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := quietOpen(t, dir)
+			s.Close()
+			walDir := filepath.Join(dir, walDirName)
+			writeSegment(t, walDir, 7, [][2]string{{"a", "1"}, {"b", "2"}}, tail)
+
+			s = quietOpen(t, dir)
+			defer s.Close()
+			for key, want := range map[string]string{"a": "1", "b": "2"} {
+				if got, err := getKey(s, key); err != nil || got != want {
+					t.Fatalf("%s = %q, %v; want %q", key, got, err, want)
+				}
+			}
+			if _, err := getKey(s, "c"); !errors.Is(err, badger.ErrKeyNotFound) {
+				t.Fatalf("the torn record was applied: %v", err)
+			}
+			// The next segment continues the numbering.
+			if segs, _ := walSegments(walDir); len(segs) != 1 || segs[0] != 8 {
+				t.Fatalf("segments after replay %v, want [8]", segs)
+			}
+		})
+	}
+}
+
+func TestReplayRefusesAHoleInHistory(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	s.Close()
+	walDir := filepath.Join(dir, walDirName)
+	writeSegment(t, walDir, 1, [][2]string{{"a", "1"}}, []byte("garbage!garbage!"))
+	writeSegment(t, walDir, 2, [][2]string{{"b", "2"}}, nil)
+	_, err := Open(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("Open with a corrupt middle segment: %v, want a refusal naming the corruption", err)
+	}
+}
+
+// Reads inside and outside commits see the overlay (committed, maybe not in Badger yet)
+// merged with Badger, newest winning, deletes hiding older values.
+func TestOverlayMergesWithBadger(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	for i := range 6 {
+		if err := setKey(s, fmt.Sprintf("m:%d", i), "old"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close() // everything is in Badger now
+	s = quietOpen(t, dir)
+	defer s.Close()
+	// Still in the overlay: m:1 rewritten, m:2 deleted, m:6 new.
+	err := s.update(func(txn *tx) error {
+		return errors.Join(txn.Set([]byte("m:1"), []byte("new")), txn.Delete([]byte("m:2")), txn.Set([]byte("m:6"), []byte("new")))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := func(txn *tx, reverse bool, seek string) string {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix, opts.Reverse = []byte("m:"), reverse
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		var b strings.Builder
+		if seek == "" {
+			it.Rewind()
+		} else {
+			it.Seek([]byte(seek))
+		}
+		for ; it.ValidForPrefix([]byte("m:")); it.Next() {
+			v, _ := it.Item().ValueCopy(nil)
+			fmt.Fprintf(&b, "%s=%s ", it.Item().Key()[2:], v)
+		}
+		return strings.TrimSpace(b.String())
+	}
+	cases := []struct {
+		name    string
+		reverse bool
+		seek    string
+		want    string
+	}{
+		{"forward", false, "", "0=old 1=new 3=old 4=old 5=old 6=new"},
+		{"reverse", true, "m:\xff", "6=new 5=old 4=old 3=old 1=new 0=old"},
+		{"seek forward", false, "m:2", "3=old 4=old 5=old 6=new"},
+		{"seek reverse", true, "m:2", "1=new 0=old"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got string
+			_ = s.view(func(txn *tx) error { got = scan(txn, c.reverse, c.seek); return nil })
+			if got != c.want {
+				t.Fatalf("view: %q, want %q", got, c.want)
+			}
+			// A commit sees its own writes merged in as well.
+			err := s.update(func(txn *tx) error {
+				if err := txn.Set([]byte("m:7"), []byte("mine")); err != nil {
+					return err
+				}
+				got = scan(txn, c.reverse, c.seek)
+				return errors.New("roll back")
+			})
+			if err == nil {
+				t.Fatal("the failing commit succeeded")
+			}
+			want := c.want + " 7=mine"
+			if c.reverse {
+				want = "7=mine " + c.want
+				if c.seek == "m:2" {
+					want = c.want
+				}
+			}
+			if got != want {
+				t.Fatalf("inside a commit: %q, want %q", got, want)
+			}
+		})
+	}
+	if _, err := getKey(s, "m:7"); !errors.Is(err, badger.ErrKeyNotFound) {
+		t.Fatalf("a failed commit's write is visible: %v", err)
+	}
+}
+
+// Sequences continue where a clean Close left them, and skip at most one lease after
+// a crash (here: a store closed without writing its leases back).
+func TestSequencesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	var last uint64
+	for range 1500 {
+		n, err := s.nextSeq("test")
+		if err != nil || n <= last {
+			t.Fatalf("nextSeq = %d, %v after %d", n, err, last)
+		}
+		last = n
+	}
+	s.Close()
+	s = quietOpen(t, dir)
+	n, err := s.nextSeq("test")
+	if err != nil || n != last+1 {
+		t.Fatalf("after a clean restart nextSeq = %d, %v; want %d", n, err, last+1)
+	}
+	// Without releasing the lease (as a crash would).
+	close(s.stopGC)
+	<-s.gcDone
+	s.shutdown()
+	s = quietOpen(t, dir)
+	defer s.Close()
+	m, err := s.nextSeq("test")
+	if err != nil || m <= n || m > n+seqLeaseSize {
+		t.Fatalf("after an unreleased lease nextSeq = %d, %v; want in (%d, %d]", m, err, n, n+seqLeaseSize)
+	}
+}
+
+// The cache keeps within its budget however many keys pass through.
+func TestCacheStaysWithinBudget(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir(), CacheBytes: 64 << 10, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	val := bytes.Repeat([]byte("x"), 100)
+	for i := range 5000 {
+		if err := setKey(s, fmt.Sprintf("c:%d", i), string(val)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.ovMu.RLock()
+		n := len(s.overlay)
+		s.ovMu.RUnlock()
+		if n*(100+entryOverhead) <= 2*(64<<10) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("overlay holds %d entries, budget is 64 KiB", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, i := range []int{0, 2500, 4999} {
+		if got, err := getKey(s, fmt.Sprintf("c:%d", i)); err != nil || got != string(val) {
+			t.Fatalf("c:%d after eviction: %v", i, err)
+		}
+	}
+}
