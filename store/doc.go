@@ -1,7 +1,7 @@
 // Package store owns every byte hangar keeps on disk. It is the only package that
 // imports Badger.
 //
-// A commit (Store.update) runs on one committer goroutine, reading through tx: its own
+// Commits (Store.update) run one at a time, reading through tx: their own
 // writes, then the overlay of committed entries Badger does not have yet (or that are
 // cached), then Badger. Its writes go into the overlay and the write-ahead log
 // (wal.go), whose writer shares one fdatasync among every commit that arrived meanwhile

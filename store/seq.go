@@ -44,7 +44,7 @@ func (s *Store) nextSeq(name string) (uint64, error) {
 	return n, nil
 }
 
-// storeSeq records v durably. It does not go through the committer, so a commit may call nextSeq.
+// storeSeq records v durably. It does not queue behind commits, so a commit may call nextSeq.
 func (s *Store) storeSeq(name string, v uint64) error {
 	val := binary.BigEndian.AppendUint64(nil, v)
 	key := string(seqKey(name))
