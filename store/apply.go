@@ -1,8 +1,11 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"os"
+	"runtime"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -21,8 +24,8 @@ type applier struct {
 }
 
 const (
-	applyMaxEntries  = 64 << 10
-	applyInterval    = 50 * time.Millisecond
+	applyMaxEntries  = 256 << 10
+	applyInterval    = 250 * time.Millisecond
 	applyMaxAttempts = 5
 	replayBatch      = 16 << 10
 )
@@ -125,43 +128,64 @@ func (a *applier) apply(entries []*walEntry) {
 		a.keep = true
 		return
 	}
+	a.s.stats.applied.Add(int64(len(last)))
+	a.s.stats.applyBatches.Add(1)
 	a.s.cache.admit(last)
 }
 
-// write puts entries into Badger as one version, the last entry of a key winning, and
-// returns the entries written.
+// write puts entries into Badger, the last entry of a key winning, and returns the
+// entries written. It commits in small transactions and yields between them, so that
+// a large batch does not hold both cores away from the requests being served.
 func (a *applier) write(entries []*walEntry) ([]*walEntry, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	// A WriteBatch may split into several transactions sharing the version, so a key
-	// must appear once.
 	lastOf := make(map[string]int, len(entries))
 	for i, e := range entries {
 		lastOf[e.key] = i
 	}
-	a.ts++
-	wb := a.s.db.NewWriteBatchAt(a.ts)
 	last := make([]*walEntry, 0, len(lastOf))
 	for i, e := range entries {
-		if lastOf[e.key] != i {
-			continue
-		}
-		last = append(last, e)
-		var err error
-		if e.deleted {
-			err = wb.Delete([]byte(e.key))
-		} else {
-			err = wb.SetEntry(&badger.Entry{Key: []byte(e.key), Value: e.val, ExpiresAt: e.expiresAt})
-		}
-		if err != nil {
-			wb.Cancel()
-			return nil, err
+		if lastOf[e.key] == i {
+			last = append(last, e)
 		}
 	}
-	if err := wb.Flush(); err != nil {
-		return nil, err
+	for rest := last; len(rest) > 0; {
+		n, err := a.commitChunk(rest[:min(len(rest), applyChunk)])
+		if err != nil {
+			return nil, err
+		}
+		rest = rest[n:]
+		runtime.Gosched()
 	}
 	a.s.db.SetDiscardTs(a.ts)
 	return last, nil
+}
+
+// applyChunk is how many entries one Badger transaction of the applier carries.
+const applyChunk = 512
+
+// commitChunk writes as many of entries as fit one transaction, as one new version, and
+// returns how many it wrote.
+func (a *applier) commitChunk(entries []*walEntry) (int, error) {
+	txn := a.s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	n := 0
+	for _, e := range entries {
+		var err error
+		if e.deleted {
+			err = txn.Delete([]byte(e.key))
+		} else {
+			err = txn.SetEntry(&badger.Entry{Key: []byte(e.key), Value: e.val, ExpiresAt: e.expiresAt})
+		}
+		if errors.Is(err, badger.ErrTxnTooBig) && n > 0 {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	a.ts++
+	return n, txn.CommitAt(a.ts, nil)
 }

@@ -53,6 +53,7 @@ type Store struct {
 	ovMu    sync.RWMutex
 	overlay map[string]*walEntry
 	wal     *wal
+	stats   logCounters
 	cache   *cache
 	applied chan struct{} // closed when the applier has drained the log at Close
 
@@ -120,7 +121,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	applyC := make(chan applyBatch, 64)
-	s.wal, err = openWAL(walDir, next, opts.SyncWrites, applyC)
+	s.wal, err = openWAL(walDir, next, opts.SyncWrites, applyC, &s.stats)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store.Open %s: %w", walDir, err)

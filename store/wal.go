@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -83,6 +84,8 @@ type wal struct {
 	closing bool
 	kick    chan struct{}
 	done    chan struct{}
+
+	stats *logCounters
 
 	// owned by the writer goroutine
 	f      *os.File
@@ -239,8 +242,8 @@ func lengthPrefixed(p []byte) ([]byte, []byte, bool) {
 
 // openWAL starts a fresh segment numbered after first (0: an in-memory store keeps no
 // file) and the writer goroutine.
-func openWAL(dir string, first uint64, sync bool, applyC chan<- applyBatch) (*wal, error) {
-	w := &wal{dir: dir, sync: sync, cur: &walGen{}, kick: make(chan struct{}, 1), done: make(chan struct{}), applyC: applyC}
+func openWAL(dir string, first uint64, sync bool, applyC chan<- applyBatch, stats *logCounters) (*wal, error) {
+	w := &wal{dir: dir, sync: sync, stats: stats, cur: &walGen{}, kick: make(chan struct{}, 1), done: make(chan struct{}), applyC: applyC}
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
@@ -279,6 +282,7 @@ func (w *wal) appendLocked(entries []*walEntry, done chan<- error) error {
 		return ErrClosed
 	}
 	w.buf = appendRecord(w.buf, entries)
+	w.stats.commits.Add(1)
 	w.pending = append(w.pending, entries...)
 	if done != nil {
 		w.cur.waiters = append(w.cur.waiters, done)
@@ -333,9 +337,14 @@ func (w *wal) write(buf []byte) error {
 	if _, err := w.f.Write(buf); err != nil {
 		return err
 	}
+	w.stats.bytes.Add(int64(len(buf)))
 	w.size += int64(len(buf))
 	if w.sync {
-		return unix.Fdatasync(int(w.f.Fd()))
+		start := time.Now()
+		err := unix.Fdatasync(int(w.f.Fd()))
+		w.stats.syncs.Add(1)
+		w.stats.syncNanos.Add(int64(time.Since(start)))
+		return err
 	}
 	return nil
 }

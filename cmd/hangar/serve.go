@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -141,6 +142,7 @@ func runServe(args []string) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
 	}
+	log.Info("scheduler", "gomaxprocs", store.TuneProcs(), "cpus", runtime.NumCPU())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, cfg, log)
@@ -164,6 +166,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerStoreMetrics(reg, st)
 
 	var sender engine.Sender = telegram.Off{}
 	if cfg.BotToken != "" {
@@ -247,4 +250,26 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	eng.Stop(shutdownCtx)
 	log.Info("stopped")
 	return err
+}
+
+// registerStoreMetrics exports the write-ahead log's counters: commits per fdatasync
+// is the figure group commit is judged by.
+func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
+	counter := func(name, help string, read func(store.LogStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return read(st.LogStats()) })
+	}
+	reg.MustRegister(
+		counter("hangar_store_log_commits_total", "Commits appended to the write-ahead log.",
+			func(s store.LogStats) float64 { return float64(s.Commits) }),
+		counter("hangar_store_log_syncs_total", "fdatasyncs of the write-ahead log; each covers every commit appended meanwhile.",
+			func(s store.LogStats) float64 { return float64(s.Syncs) }),
+		counter("hangar_store_log_sync_seconds_total", "Time spent in fdatasync of the write-ahead log.",
+			func(s store.LogStats) float64 { return s.SyncTime.Seconds() }),
+		counter("hangar_store_log_bytes_total", "Bytes written to the write-ahead log.",
+			func(s store.LogStats) float64 { return float64(s.Bytes) }),
+		counter("hangar_store_applied_entries_total", "Entries written to Badger behind the log (repeats of a key within a batch once).",
+			func(s store.LogStats) float64 { return float64(s.Applied) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hangar_store_overlay_entries", Help: "Entries held in memory in front of Badger: not yet applied, or cached."},
+			func() float64 { return float64(st.LogStats().Overlay) }),
+	)
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hangarhq/hangar/store"
 )
 
 // scenario is one named benchmark. run prints its own header and figures and returns an
@@ -64,6 +66,8 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The daemon does the same at start (hangar serve); see store.TuneProcs.
+	fmt.Printf("GOMAXPROCS %d on %d CPUs (store.TuneProcs: one more than the default, for the log writer)\n", store.TuneProcs(), runtime.NumCPU())
 	var errs []error
 	for _, s := range selected {
 		fmt.Printf("\n== %s ==\n", s.name)
@@ -243,4 +247,17 @@ func fmtDur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
 	}
+}
+
+// printLogStats prints what the write-ahead log did between two readings: how many
+// commits shared each fdatasync is what group commit buys.
+func printLogStats(before, after store.LogStats) {
+	commits, syncs := after.Commits-before.Commits, after.Syncs-before.Syncs
+	if syncs <= 0 {
+		return
+	}
+	fmt.Printf("  %-24s %9d   fdatasyncs for %d commits (%.1f per sync), %s each on average; %d entries to Badger in %d batches\n",
+		"write-ahead log", syncs, commits, float64(commits)/float64(syncs),
+		fmtDur((after.SyncTime-before.SyncTime)/time.Duration(syncs)),
+		after.Applied-before.Applied, after.ApplyBatches-before.ApplyBatches)
 }

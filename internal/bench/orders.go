@@ -189,6 +189,7 @@ func benchOrderThroughput() error {
 	}
 	watch := watchSucceeded(st.eng, base.Succeeded+ordersTotal)
 	cpu0 := processCPU()
+	log0 := st.store.LogStats()
 	res, lastAccept := load.run(ordersTotal)
 	acceptCPU := processCPU() - cpu0
 	stopAcceptProfile()
@@ -200,6 +201,7 @@ func benchOrderThroughput() error {
 	stopDrainProfile()
 	res.CPU = acceptCPU
 	printOrderLoad("accepted (201)", res)
+	printLogStats(log0, st.store.LogStats())
 	fmt.Println()
 
 	accepted := float64(res.Requests-res.Non200-res.Errors) / res.Elapsed.Seconds()

@@ -45,7 +45,8 @@ type viewsBenchConfig struct {
 // viewsResult is the measured part of a views run.
 type viewsResult struct {
 	Load    loadResult
-	Counted int64 // answers with "counted":true
+	Counted int64             // answers with "counted":true
+	Log     [2]store.LogStats // before and after the measured run
 }
 
 // CountedPerSec is counted views per second of wall time.
@@ -70,6 +71,7 @@ func runViewsBench() error {
 		return err
 	}
 	res.Load.print("views (durable)")
+	printLogStats(res.Log[0], res.Log[1])
 	fmt.Println()
 	counted := res.CountedPerSec()
 	printTarget("counted views/s", fmt.Sprintf("%.0f", counted), fmt.Sprintf(">= %d", targetCountedViews), counted >= targetCountedViews)
@@ -141,9 +143,10 @@ func benchViews(vc viewsBenchConfig) (viewsResult, error) {
 	if err != nil {
 		return viewsResult{}, err
 	}
+	before := stack.store.LogStats()
 	res := runLoad(ctx, vc.Clients, vc.Duration, l.do)
 	stopProfile()
-	return viewsResult{Load: res, Counted: l.counted.Load()}, nil
+	return viewsResult{Load: res, Counted: l.counted.Load(), Log: [2]store.LogStats{before, stack.store.LogStats()}}, nil
 }
 
 // viewsLoad posts views; each worker owns its request, response and random source.
