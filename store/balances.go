@@ -44,7 +44,7 @@ type LedgerEntry struct {
 
 func getBalance(txn *tx, user int64) (Balance, error) {
 	var b Balance
-	err := getJSON(txn, balanceKey(user), &b)
+	err := getRecord(txn, balanceKey(user), &b)
 	if errors.Is(err, ErrNotFound) {
 		return Balance{UserID: user}, nil
 	}
@@ -77,10 +77,10 @@ func (s *Store) moveMoney(txn *tx, user int64, kind string, amount, orderID int6
 	}
 	b.UpdatedAt = now
 	b.Seq++
-	if err := setJSON(txn, balanceKey(user), b, 0); err != nil {
+	if err := putRecord(txn, balanceKey(user), &b, 0); err != nil {
 		return err
 	}
-	return setJSON(txn, ledgerKey(user, b.Seq), LedgerEntry{
+	return putRecord(txn, ledgerKey(user, b.Seq), &LedgerEntry{
 		Seq: b.Seq, UserID: user, Kind: kind, Amount: amount, OrderID: orderID,
 		Available: b.Available, Held: b.Held, At: now,
 	}, 0)
@@ -121,7 +121,7 @@ func (s *Store) Ledger(user int64, limit int) ([]LedgerEntry, error) {
 	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, ledgerPrefix(user), false, func(_, val []byte) (bool, error) {
 			var e LedgerEntry
-			if err := jsonUnmarshal(val, &e); err != nil {
+			if err := decodeRecord(val, &e); err != nil {
 				return false, err
 			}
 			out = append(out, e)

@@ -1,11 +1,8 @@
 package store
 
 import (
-	"encoding/json"
 	"strconv"
 )
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 func parseIntSuffix(key []byte, prefix string) (int64, error) {
 	if len(key) < len(prefix) {

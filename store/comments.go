@@ -94,7 +94,7 @@ func (s *Store) AddComment(nc NewComment) (Comment, error) {
 		if n >= CommentCap {
 			return ErrCommentLimit
 		}
-		if err := setJSON(txn, commentKey(id), rec, 0); err != nil {
+		if err := putRecord(txn, commentKey(id), rec, 0); err != nil {
 			return err
 		}
 		if err := txn.Set(commentSlugKey(nc.Slug, id), nil); err != nil {
@@ -115,7 +115,7 @@ func (s *Store) Comments(slug string, limit int) ([]Comment, error) {
 	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefix, false, func(key, _ []byte) (bool, error) {
 			var rec commentRecord
-			if err := getJSON(txn, commentKey(u64FromKey(prefix, key)), &rec); err == nil {
+			if err := getRecord(txn, commentKey(u64FromKey(prefix, key)), &rec); err == nil {
 				out = append(out, rec.Comment)
 			}
 			return len(out) < limit, nil
@@ -133,7 +133,7 @@ func (s *Store) EditComment(slug string, id uint64, password, content string) (C
 		rec.Content = content
 		rec.EditedAt = &now
 		out = rec.Comment
-		return setJSON(txn, commentKey(id), rec, 0)
+		return putRecord(txn, commentKey(id), rec, 0)
 	})
 	return out, err
 }
@@ -149,7 +149,7 @@ func (s *Store) DeleteComment(slug string, id uint64, password string) error {
 // must not hold one open), then runs fn on the record only if its hash is unchanged.
 func (s *Store) withCommentPassword(slug string, id uint64, password string, fn func(*tx, commentRecord) error) error {
 	var rec commentRecord
-	if err := s.view(func(txn *tx) error { return getJSON(txn, commentKey(id), &rec) }); err != nil {
+	if err := s.view(func(txn *tx) error { return getRecord(txn, commentKey(id), &rec) }); err != nil {
 		return err
 	}
 	if rec.Slug != slug {
@@ -160,7 +160,7 @@ func (s *Store) withCommentPassword(slug string, id uint64, password string, fn 
 	}
 	return s.update(func(txn *tx) error {
 		var cur commentRecord
-		if err := getJSON(txn, commentKey(id), &cur); err != nil {
+		if err := getRecord(txn, commentKey(id), &cur); err != nil {
 			return err
 		}
 		if subtle.ConstantTimeCompare([]byte(cur.PasswordHash), []byte(rec.PasswordHash)) != 1 {
@@ -193,7 +193,7 @@ func (s *Store) AdminComments(limit int, before uint64) ([]Comment, error) {
 func (s *Store) AdminDeleteComment(id uint64) error {
 	return s.update(func(txn *tx) error {
 		var rec commentRecord
-		if err := getJSON(txn, commentKey(id), &rec); err != nil {
+		if err := getRecord(txn, commentKey(id), &rec); err != nil {
 			return err
 		}
 		return deleteComment(txn, rec)
@@ -232,7 +232,7 @@ func (s *Store) AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, er
 	key := append([]byte(prefixBlogRate), ipHash(salt, ip)...)
 	err = s.update(func(txn *tx) error {
 		var w blogWindow
-		if err := getJSON(txn, key, &w); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := getRecord(txn, key, &w); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 		if w.ResetAt <= now.UnixNano() {
@@ -247,7 +247,7 @@ func (s *Store) AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, er
 		ok, retryAfter = true, 0
 		// Badger TTLs have one-second resolution and run on the wall clock; the stored
 		// reset time decides, the TTL only cleans up.
-		return setJSON(txn, key, w, reset.Sub(now)+time.Second)
+		return putRecord(txn, key, w, reset.Sub(now)+time.Second)
 	})
 	return ok, retryAfter, err
 }

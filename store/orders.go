@@ -143,7 +143,7 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 
 func countOrder(txn *tx, user int64, limit OrderLimit, now time.Time) error {
 	var w Window
-	err := getJSON(txn, orderRateKey(user), &w)
+	err := getRecord(txn, orderRateKey(user), &w)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
@@ -154,7 +154,7 @@ func countOrder(txn *tx, user int64, limit OrderLimit, now time.Time) error {
 		return ErrOrderRateLimited
 	}
 	w.Count++
-	return setJSON(txn, orderRateKey(user), w, w.ResetAt.Sub(now)+time.Second)
+	return putRecord(txn, orderRateKey(user), &w, w.ResetAt.Sub(now)+time.Second)
 }
 
 // UpdateOrder applies fn to the stored order in one transaction; indexes, the
@@ -177,7 +177,7 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 	var out Order
 	err = s.update(func(txn *tx) error {
 		var old Order
-		if err := getJSON(txn, orderKey(id), &old); err != nil {
+		if err := getRecord(txn, orderKey(id), &old); err != nil {
 			return err
 		}
 		updated := old
@@ -235,7 +235,7 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 	if err := s.settleMoney(txn, o, now); err != nil {
 		return err
 	}
-	return setJSON(txn, orderKey(o.ID), o, 0)
+	return putRecord(txn, orderKey(o.ID), o, 0)
 }
 
 func (s *Store) settleMoney(txn *tx, o *Order, now time.Time) error {
@@ -263,7 +263,7 @@ func (s *Store) settleMoney(txn *tx, o *Order, now time.Time) error {
 // GetOrder returns one order.
 func (s *Store) GetOrder(id int64) (Order, error) {
 	var o Order
-	err := s.view(func(txn *tx) error { return getJSON(txn, orderKey(id), &o) })
+	err := s.view(func(txn *tx) error { return getRecord(txn, orderKey(id), &o) })
 	return o, err
 }
 
@@ -305,9 +305,9 @@ func (s *Store) loadOrders(prefix string, direct bool, before int64, limit int) 
 			var o Order
 			var err error
 			if direct {
-				err = it.Item().Value(func(v []byte) error { return jsonUnmarshal(v, &o) })
+				err = it.Item().Value(func(v []byte) error { return decodeRecord(v, &o) })
 			} else {
-				err = getJSON(txn, orderKey(int64(u64FromKey(prefix, it.Item().Key()))), &o)
+				err = getRecord(txn, orderKey(int64(u64FromKey(prefix, it.Item().Key()))), &o)
 			}
 			if err != nil {
 				return err
@@ -325,7 +325,7 @@ func (s *Store) OrdersWithStatus(status string, fn func(Order) error) error {
 	return s.view(func(txn *tx) error {
 		return scanPrefix(txn, orderStatusPrefix(status), false, func(key, _ []byte) (bool, error) {
 			var o Order
-			if err := getJSON(txn, orderKey(int64(u64FromKey(orderStatusPrefix(status), key))), &o); err != nil {
+			if err := getRecord(txn, orderKey(int64(u64FromKey(orderStatusPrefix(status), key))), &o); err != nil {
 				return false, err
 			}
 			return true, fn(o)

@@ -87,7 +87,7 @@ func (s *Store) assignIDs(msgs []OutboxMessage, now time.Time) ([]OutboxMessage,
 }
 
 func putOutbox(txn *tx, m *OutboxMessage) error {
-	return setJSON(txn, outboxDueKey(m), m, 0)
+	return putRecord(txn, outboxDueKey(m), m, 0)
 }
 
 func putOutboxAll(txn *tx, msgs []OutboxMessage) error {
@@ -161,7 +161,7 @@ func (s *Store) appendOutlog(txn *tx, m OutboxMessage, status, lastErr string, n
 	m.SentAt = now
 	// The log is a ring of OutlogCap slots: an append overwrites the entry it
 	// replaces, so the log never grows and nothing needs trimming or scanning.
-	return setJSON(txn, outlogKey(m.ID%OutlogCap), m, 0)
+	return putRecord(txn, outlogKey(m.ID%OutlogCap), m, 0)
 }
 
 // RecentMessages returns up to limit outlog entries, newest first.

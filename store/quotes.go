@@ -24,13 +24,13 @@ type Quote struct {
 // PutQuote stores a quote until QuoteTTL.
 func (s *Store) PutQuote(q Quote) error {
 	q.CreatedAt = s.now()
-	return s.update(func(txn *tx) error { return setJSON(txn, quoteKey(q.Nonce), q, QuoteTTL) })
+	return s.update(func(txn *tx) error { return putRecord(txn, quoteKey(q.Nonce), q, QuoteTTL) })
 }
 
 // GetQuote reads a live quote.
 func (s *Store) GetQuote(nonce string) (Quote, error) {
 	var q Quote
-	err := s.view(func(txn *tx) error { return getJSON(txn, quoteKey(nonce), &q) })
+	err := s.view(func(txn *tx) error { return getRecord(txn, quoteKey(nonce), &q) })
 	if err == nil && s.now().Sub(q.CreatedAt) > QuoteTTL {
 		return Quote{}, ErrNotFound
 	}
@@ -41,7 +41,7 @@ func (s *Store) GetQuote(nonce string) (Quote, error) {
 func (s *Store) TakeQuote(nonce string) (Quote, error) {
 	var q Quote
 	err := s.update(func(txn *tx) error {
-		if err := getJSON(txn, quoteKey(nonce), &q); err != nil {
+		if err := getRecord(txn, quoteKey(nonce), &q); err != nil {
 			return err
 		}
 		return txn.Delete(quoteKey(nonce))

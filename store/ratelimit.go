@@ -17,7 +17,7 @@ type Window struct {
 // LoadWindow returns the stored window of userID, or ErrNotFound when none is live.
 func (s *Store) LoadWindow(userID int64) (Window, error) {
 	var w Window
-	err := s.view(func(txn *tx) error { return getJSON(txn, rateLimitKey(userID), &w) })
+	err := s.view(func(txn *tx) error { return getRecord(txn, rateLimitKey(userID), &w) })
 	return w, err
 }
 
@@ -49,7 +49,7 @@ func (s *Store) ListWindows(minCount, limit int) ([]WindowEntry, error) {
 	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixRateLimit, false, func(key, val []byte) (bool, error) {
 			var e WindowEntry
-			if err := jsonUnmarshal(val, &e.Window); err != nil {
+			if err := decodeRecord(val, &e.Window); err != nil {
 				return true, nil
 			}
 			id, err := parseIntSuffix(key, prefixRateLimit)
@@ -72,7 +72,7 @@ func putWindow(txn *tx, userID int64, w Window, now time.Time) error {
 		return txn.Delete(rateLimitKey(userID))
 	}
 	// Badger TTLs have one-second resolution; round up so the entry never expires early.
-	return setJSON(txn, rateLimitKey(userID), w, ttl+time.Second)
+	return putRecord(txn, rateLimitKey(userID), &w, ttl+time.Second)
 }
 
 var errInvalidKey = errors.New("store: malformed key")

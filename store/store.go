@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -268,7 +267,7 @@ func (s *Store) gcLoop(inMemory bool) {
 	}
 }
 
-func getJSON(txn *tx, key []byte, v any) error {
+func getRecord(txn *tx, key []byte, v any) error {
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return ErrNotFound
@@ -276,11 +275,11 @@ func getJSON(txn *tx, key []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	return item.Value(func(b []byte) error { return json.Unmarshal(b, v) })
+	return item.Value(func(b []byte) error { return decodeRecord(b, v) })
 }
 
-func setJSON(txn *tx, key []byte, v any, ttl time.Duration) error {
-	b, err := json.Marshal(v)
+func putRecord(txn *tx, key []byte, v any, ttl time.Duration) error {
+	b, err := encodeRecord(v)
 	if err != nil {
 		return err
 	}

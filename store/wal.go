@@ -137,7 +137,7 @@ func replayWAL(dir string, apply func([]*walEntry) error) (segs []uint64, record
 		}
 		off := 0
 		for off < len(b) {
-			entries, next, rerr := decodeRecord(b, off)
+			entries, next, rerr := decodeLogRecord(b, off)
 			if rerr != nil {
 				if i != len(segs)-1 {
 					return nil, records, fmt.Errorf("store: write-ahead log %s is corrupt at byte %d (%v) and is not the last segment: refusing to start with a hole in acknowledged history", path, off, rerr)
@@ -158,7 +158,7 @@ func replayWAL(dir string, apply func([]*walEntry) error) (segs []uint64, record
 	return segs, records, nil
 }
 
-func appendRecord(buf []byte, entries []*walEntry) []byte {
+func appendLogRecord(buf []byte, entries []*walEntry) []byte {
 	start := len(buf)
 	buf = append(buf, make([]byte, walHeaderLen)...)
 	buf = binary.AppendUvarint(buf, uint64(len(entries)))
@@ -182,7 +182,7 @@ func appendRecord(buf []byte, entries []*walEntry) []byte {
 
 var errTorn = errors.New("torn record")
 
-func decodeRecord(b []byte, off int) ([]*walEntry, int, error) {
+func decodeLogRecord(b []byte, off int) ([]*walEntry, int, error) {
 	if len(b)-off < walHeaderLen {
 		return nil, 0, errTorn
 	}
@@ -281,7 +281,7 @@ func (w *wal) appendLocked(entries []*walEntry, done chan<- error) error {
 	if w.closing {
 		return ErrClosed
 	}
-	w.buf = appendRecord(w.buf, entries)
+	w.buf = appendLogRecord(w.buf, entries)
 	w.stats.commits.Add(1)
 	w.pending = append(w.pending, entries...)
 	if done != nil {

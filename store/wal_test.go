@@ -156,7 +156,7 @@ func writeSegment(t *testing.T, dir string, n uint64, records [][2]string, tail 
 	t.Helper()
 	var buf []byte
 	for _, r := range records {
-		buf = appendRecord(buf, []*walEntry{{key: r[0], val: []byte(r[1])}})
+		buf = appendLogRecord(buf, []*walEntry{{key: r[0], val: []byte(r[1])}})
 	}
 	buf = append(buf, tail...)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -171,7 +171,7 @@ func TestReplayCutsATornTail(t *testing.T) {
 	tails := map[string][]byte{
 		"half a header":         {0x10, 0, 0},
 		"header, no payload":    {0x40, 0, 0, 0, 1, 2, 3, 4},
-		"bad checksum":          appendRecord(nil, []*walEntry{{key: "c", val: []byte("3")}})[:8+3],
+		"bad checksum":          appendLogRecord(nil, []*walEntry{{key: "c", val: []byte("3")}})[:8+3],
 		"zeroes (preallocated)": make([]byte, 64),
 	}
 	for name, tail := range tails {
