@@ -105,7 +105,7 @@ func (s *Store) DueMessages(now time.Time, limit int) ([]OutboxMessage, error) {
 	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixOutbox, false, func(key, val []byte) (bool, error) {
 			var m OutboxMessage
-			if err := json.Unmarshal(val, &m); err != nil {
+			if err := decodeRecord(val, &m); err != nil {
 				return true, nil
 			}
 			if m.NextAt.After(now) {
@@ -161,7 +161,7 @@ func (s *Store) appendOutlog(txn *tx, m OutboxMessage, status, lastErr string, n
 	m.SentAt = now
 	// The log is a ring of OutlogCap slots: an append overwrites the entry it
 	// replaces, so the log never grows and nothing needs trimming or scanning.
-	return putRecord(txn, outlogKey(m.ID%OutlogCap), m, 0)
+	return putRecord(txn, outlogKey(m.ID%OutlogCap), &m, 0)
 }
 
 // RecentMessages returns up to limit outlog entries, newest first.
@@ -170,7 +170,7 @@ func (s *Store) RecentMessages(limit int) ([]OutboxMessage, error) {
 	err := s.view(func(txn *tx) error {
 		return scanPrefix(txn, prefixOutlog, false, func(_, val []byte) (bool, error) {
 			var m OutboxMessage
-			if err := json.Unmarshal(val, &m); err == nil {
+			if err := decodeRecord(val, &m); err == nil {
 				out = append(out, m)
 			}
 			return true, nil

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,6 +25,12 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 		&Balance{UserID: 9, Available: 1_000_000, Held: -1, UpdatedAt: at, Seq: 77},
 		&LedgerEntry{Seq: 3, UserID: 9, Kind: LedgerCapture, Amount: 5000, OrderID: 42, Available: 10, Held: 20, At: at, Note: "n"},
 		&Window{Count: 31, ResetAt: at, Warned: true},
+		&OutboxMessage{
+			ID: 8, ChatID: -5, Text: "<b>hi</b>", ParseMode: "HTML", ReplyMarkup: []byte(`{"inline_keyboard":[]}`),
+			Status: MessageSent, Attempts: 2, LastError: "429", CreatedAt: at, NextAt: at.Add(time.Second), SentAt: at.Add(2 * time.Second),
+			CallbackQueryID: "cb-1", SecretOrderID: 42,
+		},
+		&Visitor{TS: at.Truncate(time.Second), IP: "2001:db8::1", Slug: "hello-world", Country: "KR", City: "Seoul", Lat: 37.5665, Lon: -126.978},
 	}
 	for i, want := range full {
 		t.Run(reflect.TypeOf(want).Elem().Name(), func(t *testing.T) {
@@ -82,5 +89,17 @@ func TestOrdersStoredBinaryReadBackAfterRestart(t *testing.T) {
 	b, err := s.GetBalance(5)
 	if err != nil || b.Available != 5000 || b.Held != 5000 {
 		t.Fatalf("balance after restart: %+v, %v", b, err)
+	}
+}
+
+// LogText carries what may not be stored (a message with a secret): it never is.
+func TestOutboxMessageNeverStoresLogText(t *testing.T) {
+	m := &OutboxMessage{ID: 1, Text: "masked", LogText: "root password hunter2"}
+	b, err := encodeRecord(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "hunter2") {
+		t.Fatalf("stored form holds LogText: %q", b)
 	}
 }

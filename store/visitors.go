@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"encoding/binary"
-	"encoding/json"
 	"slices"
 	"time"
 
@@ -46,7 +45,7 @@ func (s *Store) VisitorCount() (int, error) { return s.countPrefix(prefixVisitor
 func visitorSlotKey(seq uint64) []byte { return u64Key(prefixVisitor, seq%VisitorCap) }
 
 func encodeVisitorSlot(seq uint64, v Visitor) ([]byte, error) {
-	b, err := json.Marshal(v)
+	b, err := encodeRecord(&v)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +69,7 @@ func recentVisitors(txn *tx, limit int) ([]Visitor, error) {
 			return true, nil
 		}
 		var v Visitor
-		if err := json.Unmarshal(val[8:], &v); err == nil {
+		if err := decodeRecord(val[8:], &v); err == nil {
 			all = append(all, slot{binary.BigEndian.Uint64(val), v})
 		}
 		return true, nil
