@@ -22,7 +22,11 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 280s ./...
 
+# Go benchmarks of the store alone (64 writers, fsync on), then the load generator
+# against the real HTTP stack on loopback. BENCHARGS go to the load generator
+# (e.g. BENCHARGS='-only views -duration 5s').
 bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./store
 	$(GO) run ./internal/bench $(BENCHARGS)
 
 fmt:

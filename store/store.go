@@ -24,7 +24,8 @@ type Options struct {
 	Dir string
 	// InMemory keeps everything in RAM; only for tests that do not restart.
 	InMemory bool
-	// SyncWrites fsyncs every commit before it returns. Group commit keeps it cheap.
+	// SyncWrites fdatasyncs the write-ahead log before a commit returns (commits that
+	// arrive meanwhile share the sync) and syncs Badger's own writes behind it.
 	SyncWrites bool
 	Logger     *slog.Logger
 	// Now is the clock used for record timestamps; nil means time.Now.

@@ -69,7 +69,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	f.Int(&c.RateLimit, "rate-limit", "HANGAR_RATE_LIMIT", 30, "messages per user per window")
 	f.Duration(&c.RateWindow, "rate-window", "HANGAR_RATE_WINDOW", time.Minute, "rate-limit window")
 	f.Size(&c.MaxBody, "max-body", "HANGAR_MAX_BODY", "1MiB", "largest request body; larger gets 413")
-	f.Bool(&c.SyncWrites, "sync-writes", "HANGAR_SYNC_WRITES", true, "fsync every commit (group commit keeps this cheap); false trades power-loss durability for speed")
+	f.Bool(&c.SyncWrites, "sync-writes", "HANGAR_SYNC_WRITES", true, "fdatasync the write-ahead log before acknowledging a write (concurrent commits share one); false trades power-loss durability for speed")
 	f.Int(&c.MaxPending, "max-pending", "HANGAR_MAX_PENDING", 50000, "updates waiting for processing before /webhook answers 503 (Telegram re-delivers)")
 	f.Size(&c.MemoryLimit, "memory-limit", "HANGAR_MEMORY_LIMIT", "256MiB", "soft memory limit for the Go runtime (GOMEMLIMIT); the GC works harder near it")
 	f.String(&c.LogLevel, "log-level", "HANGAR_LOG_LEVEL", "info", "log level: debug, info, warn, error")
