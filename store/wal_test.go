@@ -56,8 +56,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashChild commits key i = "value-i" from 16 writers and prints each acknowledged i.
+// crashChild commits key i = "value-i" (padded to half a kilobyte) from 16 writers and
+// prints each acknowledged i. Small segments make the run rotate through many of them,
+// plain and preallocated.
 func crashChild(dir string) {
+	walSegmentLimit, walPrepareAfter = 256<<10, 32<<10
 	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		fmt.Println("open:", err)
@@ -67,7 +70,7 @@ func crashChild(dir string) {
 	for w := range 16 {
 		go func() {
 			for i := w; ; i += 16 {
-				if err := setKey(s, fmt.Sprintf("crash:%08d", i), fmt.Sprintf("value-%d", i)); err != nil {
+				if err := setKey(s, fmt.Sprintf("crash:%08d", i), crashValue(i)); err != nil {
 					fmt.Println("commit:", err)
 					os.Exit(2)
 				}
@@ -89,6 +92,8 @@ func crashChild(dir string) {
 		}
 	}
 }
+
+func crashValue(i int) string { return fmt.Sprintf("value-%d-%0500d", i, i) }
 
 // A SIGKILLed process loses nothing it acknowledged: commits still in the log, not yet
 // in Badger, are replayed at the next start.
@@ -142,12 +147,15 @@ func TestCrashReplaysAcknowledgedCommits(t *testing.T) {
 			if !errors.Is(err, badger.ErrKeyNotFound) {
 				t.Fatalf("key %d: deleted after its set, found %q (err %v)", i, got, err)
 			}
-		case err != nil || got != fmt.Sprintf("value-%d", i):
+		case err != nil || got != crashValue(i):
 			t.Fatalf("key %d acknowledged but after restart: %q, %v", i, got, err)
 		}
 	}
 	if segs, _ := walSegments(filepath.Join(dir, walDirName)); len(segs) != 1 {
 		t.Fatalf("after replay the log should be one fresh segment, have %v", segs)
+	}
+	if rotated := segs[len(segs)-1]; rotated < 3 {
+		t.Fatalf("the child wrote only %d segments: the test did not exercise rotation", rotated)
 	}
 }
 
@@ -356,6 +364,26 @@ func TestCacheStaysWithinBudget(t *testing.T) {
 	for _, i := range []int{0, 2500, 4999} {
 		if got, err := getKey(s, fmt.Sprintf("c:%d", i)); err != nil || got != string(val) {
 			t.Fatalf("c:%d after eviction: %v", i, err)
+		}
+	}
+}
+
+// A crash can leave a preallocated segment that was never written after the one being
+// written, which may end torn: the torn one still counts as the last.
+func TestReplayIgnoresAnUnusedPreallocatedSegment(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	s.Close()
+	walDir := filepath.Join(dir, walDirName)
+	writeSegment(t, walDir, 3, [][2]string{{"a", "1"}}, append(make([]byte, 0), 0x30, 0, 0, 0, 9))
+	writeSegment(t, walDir, 4, nil, make([]byte, 4096))
+	// A rotated segment whose zero tail was not cut yet reads up to the zeroes.
+	writeSegment(t, walDir, 2, [][2]string{{"b", "2"}}, make([]byte, 4096))
+	s = quietOpen(t, dir)
+	defer s.Close()
+	for key, want := range map[string]string{"a": "1", "b": "2"} {
+		if got, err := getKey(s, key); err != nil || got != want {
+			t.Fatalf("%s = %q, %v; want %q", key, got, err, want)
 		}
 	}
 }
