@@ -76,10 +76,13 @@ type queued struct {
 // order actor how its attempt ended. State changes are made durable by the order
 // actors and the store before the dispatcher hears of them.
 type dispatcher struct {
-	d           dispatcherDeps
-	ready       readyHeap
-	waiting     map[int64]queued
-	inFlight    map[int64]*actor.PID
+	d        dispatcherDeps
+	ready    readyHeap
+	waiting  map[int64]queued
+	inFlight map[int64]*actor.PID
+	// requeued holds orders requeued from the dead-letter list before the actor of
+	// their last attempt reported: they are queued when it does.
+	requeued    map[int64]store.Order
 	gen         uint64
 	deadLetters int
 	counts      struct{ enqueued, started, retried, succeeded, deadLettered uint64 }
@@ -88,7 +91,7 @@ type dispatcher struct {
 
 func newDispatcher(d dispatcherDeps) actor.Producer {
 	return func() actor.Receiver {
-		return &dispatcher{d: d, waiting: map[int64]queued{}, inFlight: map[int64]*actor.PID{}}
+		return &dispatcher{d: d, waiting: map[int64]queued{}, inFlight: map[int64]*actor.PID{}, requeued: map[int64]store.Order{}}
 	}
 }
 
@@ -222,6 +225,13 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 
 func (q *dispatcher) finished(msg attemptFinished) {
 	delete(q.inFlight, msg.id) // the order actor stops itself after reporting
+	requeued, wasRequeued := q.requeued[msg.id]
+	if wasRequeued {
+		// An operator requeued the dead letter this attempt made, reading the store
+		// before this report arrived: the order is pending again and is queued now.
+		delete(q.requeued, msg.id)
+		q.push(requeued)
+	}
 	switch msg.outcome {
 	case outcomeSucceeded:
 		q.counts.succeeded++
@@ -233,7 +243,9 @@ func (q *dispatcher) finished(msg attemptFinished) {
 	case outcomeDeadLettered:
 		q.counts.deadLettered++
 		q.d.metrics.deadLettered.Inc()
-		q.deadLetters++
+		if !wasRequeued { // else it left the list before it was counted
+			q.deadLetters++
+		}
 	case outcomeInterrupted:
 		// Shutting down: the order stays provisioning and is resumed at the next start.
 	}
@@ -273,11 +285,16 @@ func (q *dispatcher) requeue(c *actor.Context, id int64) orderOpResult {
 	if err != nil {
 		return orderOpResult{err: err}
 	}
-	q.deadLetters = max(0, q.deadLetters-1)
-	if q.push(o) {
-		q.counts.enqueued++
-		q.d.metrics.enqueued.Inc()
+	if _, running := q.inFlight[id]; running {
+		// Its attempt has not reported yet, so it is neither counted as a dead letter
+		// nor free to queue: finished does both.
+		q.requeued[id] = o
+	} else {
+		q.deadLetters = max(0, q.deadLetters-1)
+		q.push(o)
 	}
+	q.counts.enqueued++
+	q.d.metrics.enqueued.Inc()
 	q.publish(c, o, "requeued")
 	return orderOpResult{order: o}
 }

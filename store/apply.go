@@ -113,10 +113,10 @@ func (a *applier) apply(entries []*walEntry) {
 	if len(entries) == 0 {
 		return
 	}
-	var last []*walEntry
+	last := a.newest(entries)
 	var err error
 	for attempt := 1; attempt <= applyMaxAttempts; attempt++ {
-		if last, err = a.write(entries); err == nil {
+		if err = a.writeUnique(last); err == nil {
 			break
 		}
 		a.s.log.Error("store: apply the write-ahead log to badger", "attempt", attempt, "err", err)
@@ -137,9 +137,6 @@ func (a *applier) apply(entries []*walEntry) {
 // entries written. It commits in small transactions and yields between them, so that
 // a large batch does not hold both cores away from the requests being served.
 func (a *applier) write(entries []*walEntry) ([]*walEntry, error) {
-	if len(entries) == 0 {
-		return nil, nil
-	}
 	lastOf := make(map[string]int, len(entries))
 	for i, e := range entries {
 		lastOf[e.key] = i
@@ -150,16 +147,39 @@ func (a *applier) write(entries []*walEntry) ([]*walEntry, error) {
 			last = append(last, e)
 		}
 	}
-	for rest := last; len(rest) > 0; {
+	return last, a.writeUnique(last)
+}
+
+// newest keeps the entries that are still their key's newest in the overlay: an older
+// one need not reach Badger, since the newer one will, in this batch or a later one,
+// and both are in the log until then. It is how live batches drop repeats without a map
+// of their own.
+func (a *applier) newest(entries []*walEntry) []*walEntry {
+	out := make([]*walEntry, 0, len(entries))
+	for i := 0; i < len(entries); i += evictChunk {
+		a.s.ovMu.RLock()
+		for _, e := range entries[i:min(i+evictChunk, len(entries))] {
+			if a.s.overlay[e.key] == e {
+				out = append(out, e)
+			}
+		}
+		a.s.ovMu.RUnlock()
+	}
+	return out
+}
+
+// writeUnique writes entries whose keys are all different.
+func (a *applier) writeUnique(entries []*walEntry) error {
+	for rest := entries; len(rest) > 0; {
 		n, err := a.commitChunk(rest[:min(len(rest), applyChunk)])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rest = rest[n:]
 		runtime.Gosched()
 	}
 	a.s.db.SetDiscardTs(a.ts)
-	return last, nil
+	return nil
 }
 
 // applyChunk is how many entries one Badger transaction of the applier carries.

@@ -284,11 +284,7 @@ func putRecord(txn *tx, key []byte, v any, ttl time.Duration) error {
 	if err != nil {
 		return err
 	}
-	e := badger.NewEntry(key, b)
-	if ttl > 0 {
-		e = e.WithTTL(ttl)
-	}
-	return txn.SetEntry(e)
+	return txn.putOwned(key, b, expiry(ttl), false)
 }
 
 func exists(txn *tx, key []byte) (bool, error) {

@@ -76,13 +76,26 @@ func (t *tx) Get(key []byte) (*item, error) {
 }
 
 func (t *tx) put(key []byte, val []byte, expiresAt uint64, deleted bool) error {
+	// Callers may reuse their buffers once the commit returns; the overlay keeps values
+	// until Badger has them.
+	return t.putOwned(key, bytes.Clone(val), expiresAt, deleted)
+}
+
+// putOwned is put for a value nobody else holds (freshly encoded), so not copied.
+func (t *tx) putOwned(key []byte, val []byte, expiresAt uint64, deleted bool) error {
 	if t.writes == nil {
 		return badger.ErrReadOnlyTxn
 	}
-	// Callers may reuse their buffers once the commit returns; the overlay keeps values
-	// until Badger has them.
-	t.writes[string(key)] = &walEntry{key: string(key), val: bytes.Clone(val), expiresAt: expiresAt, deleted: deleted}
+	t.writes[string(key)] = &walEntry{key: string(key), val: val, expiresAt: expiresAt, deleted: deleted}
 	return nil
+}
+
+// expiry is the absolute expiry of a TTL set now, as Badger computes it; 0 for none.
+func expiry(ttl time.Duration) uint64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return uint64(time.Now().Add(ttl).Unix())
 }
 
 // Set writes key = val with no expiry.

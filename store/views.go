@@ -507,11 +507,7 @@ func getU64(txn *tx, key []byte) (n uint64, known bool, err error) {
 func putU64(txn *tx, key []byte, n uint64, ttl time.Duration) error {
 	v := make([]byte, 8)
 	binary.BigEndian.PutUint64(v, n)
-	e := badger.NewEntry(key, v)
-	if ttl > 0 {
-		e = e.WithTTL(ttl)
-	}
-	return txn.SetEntry(e)
+	return txn.putOwned(key, v, expiry(ttl), false)
 }
 
 func addU64(txn *tx, key []byte, delta uint64, ttl time.Duration) (uint64, error) {

@@ -341,10 +341,15 @@ func (e *Env) Order(t testing.TB, user int64, spec, region string) int64 {
 func (e *Env) WaitStatus(t testing.TB, id int64, status string, timeout time.Duration) store.Order {
 	t.Helper()
 	var o store.Order
-	WaitFor(t, timeout, fmt.Sprintf("order %d to be %s (last %q)", id, status, o.Status), func() bool {
-		var err error
-		o, err = e.Store.GetOrder(id)
-		return err == nil && o.Status == status
-	})
-	return o
+	var err error
+	deadline := time.Now().Add(timeout)
+	for {
+		if o, err = e.Store.GetOrder(id); err == nil && o.Status == status {
+			return o
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for order %d to be %s (last: status %q, err %v, history %+v)", timeout, id, status, o.Status, err, o.History)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
