@@ -76,6 +76,7 @@ func (c *cache) remember(key []byte, val []byte, expiresAt uint64) {
 		return
 	}
 	e := &walEntry{key: string(key), val: val, expiresAt: expiresAt}
+	e.durable.Store(true) // Badger's
 	c.s.ovMu.Lock()
 	_, ok := c.s.overlay[e.key]
 	if !ok {

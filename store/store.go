@@ -234,6 +234,7 @@ func (s *Store) publish(writes map[string]*walEntry, done chan<- error) error {
 	}
 	s.ovMu.Lock()
 	for _, e := range entries {
+		e.prev.Store(s.overlay[e.key])
 		s.overlay[e.key] = e
 	}
 	s.ovMu.Unlock()

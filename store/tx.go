@@ -35,14 +35,19 @@ func (t *tx) discard() {
 	}
 }
 
+// lookup finds key among this commit's writes and the overlay. A commit sees every
+// entry; a read-only view sees only durable ones (walEntry.visible).
 func (t *tx) lookup(key string) (*walEntry, bool) {
 	if e, ok := t.writes[key]; ok {
 		return e, true
 	}
 	t.s.ovMu.RLock()
-	e, ok := t.s.overlay[key]
+	e := t.s.overlay[key]
 	t.s.ovMu.RUnlock()
-	return e, ok
+	if t.writes == nil {
+		e = e.visible()
+	}
+	return e, e != nil
 }
 
 // live reports whether e is a value a reader can see now.
@@ -147,6 +152,15 @@ func (t *tx) NewIterator(opts badger.IteratorOptions) *iterator {
 		}
 	}
 	t.s.ovMu.RUnlock()
+	if t.writes == nil {
+		for k, e := range seen {
+			if e = e.visible(); e != nil {
+				seen[k] = e
+			} else {
+				delete(seen, k) // Badger holds the durable version
+			}
+		}
+	}
 	for k, e := range t.writes {
 		if strings.HasPrefix(k, prefix) {
 			seen[k] = e

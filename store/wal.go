@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -59,6 +60,34 @@ type walEntry struct {
 	val       []byte
 	expiresAt uint64
 	deleted   bool
+	// durable is set once the log's sync covered this entry. Until then only commits
+	// (which are ordered after it in the log) may read it; other readers see prev, the
+	// entry it replaced in the overlay (nil: Badger's value), so nothing is shown that
+	// a crash could take back. prev is dropped once durable.
+	durable atomic.Bool
+	prev    atomic.Pointer[walEntry]
+}
+
+// visible returns the newest version of e's key that a reader outside commits may see:
+// e itself once durable, else the newest durable one it replaced; nil means Badger's.
+func (e *walEntry) visible() *walEntry {
+	for e != nil && !e.durable.Load() {
+		p := e.prev.Load()
+		if p == nil && e.durable.Load() {
+			break // became durable (and dropped prev) meanwhile
+		}
+		e = p
+	}
+	return e
+}
+
+// markDurable is called by the log's writer once a sync covered entries, before their
+// callers hear of it.
+func markDurable(entries []*walEntry) {
+	for _, e := range entries {
+		e.durable.Store(true)
+		e.prev.Store(nil)
+	}
 }
 
 // walGen is the set of commits one fdatasync covers; each waiter hears its result.
@@ -95,6 +124,9 @@ type wal struct {
 	done    chan struct{}
 
 	stats *logCounters
+	// beforeSync, when set (tests only), runs before each sync: a test holds the log
+	// there to look at what is committed but not durable.
+	beforeSync atomic.Pointer[func()]
 
 	// owned by the writer goroutine
 	f    *os.File
@@ -359,6 +391,7 @@ func (w *wal) loop() {
 				continue
 			}
 			w.spare = buf
+			markDurable(pending)
 			gen.finish(nil)
 			w.applyC <- applyBatch{entries: pending}
 			w.maybeRotate()
@@ -374,6 +407,9 @@ func (w *wal) write(buf []byte) error {
 		return err
 	}
 	w.stats.bytes.Add(int64(len(buf)))
+	if hook := w.beforeSync.Load(); hook != nil {
+		(*hook)()
+	}
 	w.size += int64(len(buf))
 	if w.sync {
 		start := time.Now()
