@@ -24,7 +24,7 @@ type applier struct {
 }
 
 const (
-	applyMaxEntries  = 256 << 10
+	applyMaxEntries  = 8 << 10
 	applyInterval    = 250 * time.Millisecond
 	applyMaxAttempts = 5
 	replayBatch      = 16 << 10

@@ -31,7 +31,7 @@ func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error
 	val := make([]byte, 8+len(body))
 	binary.BigEndian.PutUint64(val, uint64(now.UnixNano()))
 	copy(val[8:], body)
-	err = s.update(func(txn *tx) error {
+	err = s.updateNow(func(txn *tx) error {
 		seen, err := exists(txn, seenUpdateKey(updateID))
 		if err != nil {
 			return err

@@ -116,7 +116,7 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 		return Order{}, err
 	}
 	var out Order
-	err = s.update(func(txn *tx) error {
+	err = s.updateNow(func(txn *tx) error {
 		if limit.Max > 0 {
 			if err := countOrder(txn, o.TelegramUserID, limit, now); err != nil {
 				return err

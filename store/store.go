@@ -48,6 +48,7 @@ type Store struct {
 	// computes in memory, so each is short, and serial commits need no conflict
 	// detection or retries.
 	reqs          chan *commitReq
+	urgent        chan *commitReq // see updateNow
 	committerDone chan struct{}
 	// overlay holds every committed entry Badger does not have yet (see tx.go).
 	ovMu    sync.RWMutex
@@ -101,6 +102,7 @@ func Open(opts Options) (*Store, error) {
 		now:           opts.Now,
 		overlay:       map[string]*walEntry{},
 		reqs:          make(chan *commitReq, 1024),
+		urgent:        make(chan *commitReq, 1024),
 		committerDone: make(chan struct{}),
 		applied:       make(chan struct{}),
 		seqs:          map[string]*seqLease{},
@@ -146,6 +148,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) shutdown() error {
+	close(s.urgent)
 	close(s.reqs)
 	<-s.committerDone
 	s.wal.close()
@@ -174,14 +177,22 @@ func (s *Store) Now() time.Time { return s.now() }
 // nothing it wrote is kept. Commits run one at a time on the committer goroutine, which
 // goes from one to the next without waiting for durability: the log's writer syncs
 // many commits at once and wakes their callers.
-func (s *Store) update(fn func(txn *tx) error) (err error) {
+func (s *Store) update(fn func(txn *tx) error) error { return s.submit(s.reqs, fn) }
+
+// updateNow is update for a commit a client is waiting on (an update to acknowledge,
+// an order to accept, a view to count): it runs before background commits already
+// queued (the actors' processing), so that acknowledgements do not queue behind the
+// work they start. Background commits still run whenever no acknowledgement waits.
+func (s *Store) updateNow(fn func(txn *tx) error) error { return s.submit(s.urgent, fn) }
+
+func (s *Store) submit(q chan *commitReq, fn func(txn *tx) error) (err error) {
 	r := &commitReq{op: fn, done: make(chan error, 1)}
 	defer func() {
-		if recover() != nil { // reqs closed by shutdown
+		if recover() != nil { // closed by shutdown
 			err = ErrClosed
 		}
 	}()
-	s.reqs <- r
+	q <- r
 	return <-r.done
 }
 
@@ -193,7 +204,30 @@ type commitReq struct {
 
 func (s *Store) committer() {
 	defer close(s.committerDone)
-	for r := range s.reqs {
+	urgent, reqs := s.urgent, s.reqs
+	for urgent != nil || reqs != nil {
+		var r *commitReq
+		var ok bool
+		select {
+		case r, ok = <-urgent:
+			if !ok {
+				urgent = nil
+				continue
+			}
+		default:
+			select {
+			case r, ok = <-urgent:
+				if !ok {
+					urgent = nil
+					continue
+				}
+			case r, ok = <-reqs:
+				if !ok {
+					reqs = nil
+					continue
+				}
+			}
+		}
 		if err := s.run(r); err != nil {
 			r.done <- err
 		}

@@ -119,7 +119,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	}
 	key := readerKey(ipHash(salt, h.IP))
 	var res ViewResult
-	err = s.update(func(txn *tx) error {
+	err = s.updateNow(func(txn *tx) error {
 		res = ViewResult{} // the op re-runs on conflict
 		rd, known, err := getReader(txn, key)
 		if err != nil {

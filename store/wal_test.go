@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -451,5 +452,41 @@ func TestCommitVisibleToReadersOnlyOnceDurable(t *testing.T) {
 	}
 	if got, err := getKey(s, "v:k"); err != nil || got != "new" {
 		t.Fatalf("after the sync a view reads %q, %v; want new", got, err)
+	}
+}
+
+// A commit a client waits on (updateNow) runs before background commits queued earlier.
+func TestAcknowledgementCommitsGoFirst(t *testing.T) {
+	s := quietOpen(t, t.TempDir())
+	defer s.Close()
+	block, started := make(chan struct{}), make(chan struct{})
+	var unblock sync.Once
+	release := func() { unblock.Do(func() { close(block) }) }
+	defer release()                                                      // before Close, even when the test fails
+	go s.update(func(*tx) error { close(started); <-block; return nil }) // holds the committer
+	<-started
+	var order []string
+	var mu sync.Mutex
+	record := func(name string) func(*tx) error {
+		return func(*tx) error { mu.Lock(); order = append(order, name); mu.Unlock(); return nil }
+	}
+	queued := func(n int) {
+		for deadline := time.Now().Add(5 * time.Second); len(s.reqs)+len(s.urgent) < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d commits queued, want %d", len(s.reqs)+len(s.urgent), n)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Go(func() { _ = s.update(record(fmt.Sprint("background", i))) })
+	}
+	queued(5)
+	wg.Go(func() { _ = s.updateNow(record("acknowledgement")) })
+	queued(6)
+	release()
+	wg.Wait()
+	if len(order) != 6 || order[0] != "acknowledgement" {
+		t.Fatalf("commit order %v: the acknowledgement should run first", order)
 	}
 }
