@@ -46,6 +46,16 @@ func TestCrashKeepsWindowAndAnswersEveryUpdateOnce(t *testing.T) {
 
 	tg.SetDown(false)
 	d = startDaemon(t, dataDir, env...)
+	// The killed process left its write-ahead log; the new one replayed it, and says so.
+	if !strings.Contains(d.logs.String(), "replayed the write-ahead log") {
+		t.Errorf("no replay of the write-ahead log in the restarted daemon's log:\n%s", d.logs.String())
+	}
+	metrics := string(hangartest.Do(t, "GET", d.URL+"/metrics", nil).Body)
+	for _, name := range []string{"hangar_store_log_commits_total", "hangar_store_log_syncs_total", "hangar_store_log_sync_seconds_total", "hangar_store_overlay_entries"} {
+		if !strings.Contains(metrics, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
 	want := 20 + others
 	if _, ok := tg.WaitMessages(want, 60*time.Second); !ok {
 		t.Fatalf("after restart %d of %d replies arrived\n%s", len(tg.Messages()), want, d.logs.String())
