@@ -156,10 +156,18 @@ func (s *Store) shutdown() error {
 	return s.db.Close()
 }
 
-// Ping reports whether the database answers a read.
+// Ping reports whether the database answers a read and the log takes writes.
+// A log that failed to write (a full or broken disk) fails it too: the store then
+// refuses every write, and /health should say so.
 func (s *Store) Ping(context.Context) error {
 	if s.db.IsClosed() {
 		return ErrClosed
+	}
+	s.wal.mu.Lock()
+	failed := s.wal.failed
+	s.wal.mu.Unlock()
+	if failed != nil {
+		return failed
 	}
 	return s.view(func(txn *tx) error {
 		_, err := txn.Get([]byte(metaSchemaVersion))

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -488,5 +489,31 @@ func TestAcknowledgementCommitsGoFirst(t *testing.T) {
 	wg.Wait()
 	if len(order) != 6 || order[0] != "acknowledgement" {
 		t.Fatalf("commit order %v: the acknowledgement should run first", order)
+	}
+}
+
+// After the log fails to write, every commit is refused and Ping reports it (so does
+// /health), rather than acknowledging what is not on disk.
+func TestFailedLogRefusesWritesAndFailsPing(t *testing.T) {
+	s := quietOpen(t, t.TempDir())
+	defer s.Close()
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("healthy store: Ping = %v", err)
+	}
+	// The writer's own segment file, closed under it: its next write fails.
+	s.wal.mu.Lock()
+	_ = s.wal.f.Close()
+	s.wal.mu.Unlock()
+	if err := setKey(s, "f:1", "x"); err == nil {
+		t.Fatal("a commit was acknowledged although the log could not write it")
+	}
+	if err := setKey(s, "f:2", "x"); err == nil || !strings.Contains(err.Error(), "write-ahead log failed") {
+		t.Fatalf("a later commit: %v, want the log's failure", err)
+	}
+	if err := s.Ping(context.Background()); err == nil {
+		t.Fatal("Ping is healthy with a failed log")
+	}
+	if _, err := getKey(s, "f:1"); !errors.Is(err, badger.ErrKeyNotFound) {
+		t.Fatalf("the refused commit is visible to readers: %v", err)
 	}
 }
