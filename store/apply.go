@@ -43,12 +43,12 @@ func (a *applier) replay() (uint64, error) {
 		if len(batch) < replayBatch {
 			return nil
 		}
-		_, err := a.write(batch)
+		err := a.writeReplayed(batch)
 		batch = batch[:0]
 		return err
 	})
 	if err == nil {
-		_, err = a.write(batch)
+		err = a.writeReplayed(batch)
 	}
 	if err == nil {
 		err = a.s.db.Sync()
@@ -133,10 +133,9 @@ func (a *applier) apply(entries []*walEntry) {
 	a.s.cache.admit(last)
 }
 
-// write puts entries into Badger, the last entry of a key winning, and returns the
-// entries written. It commits in small transactions and yields between them, so that
-// a large batch does not hold both cores away from the requests being served.
-func (a *applier) write(entries []*walEntry) ([]*walEntry, error) {
+// writeReplayed puts entries read back from the log into Badger, the last entry of a
+// key winning (they are not in the overlay, so newest cannot tell).
+func (a *applier) writeReplayed(entries []*walEntry) error {
 	lastOf := make(map[string]int, len(entries))
 	for i, e := range entries {
 		lastOf[e.key] = i
@@ -147,7 +146,7 @@ func (a *applier) write(entries []*walEntry) ([]*walEntry, error) {
 			last = append(last, e)
 		}
 	}
-	return last, a.writeUnique(last)
+	return a.writeUnique(last)
 }
 
 // newest keeps the entries that are still their key's newest in the overlay: an older
@@ -168,7 +167,9 @@ func (a *applier) newest(entries []*walEntry) []*walEntry {
 	return out
 }
 
-// writeUnique writes entries whose keys are all different.
+// writeUnique writes entries whose keys are all different. It commits in small
+// transactions and yields between them, so that a large batch does not hold the cores
+// away from the requests being served.
 func (a *applier) writeUnique(entries []*walEntry) error {
 	for rest := entries; len(rest) > 0; {
 		n, err := a.commitChunk(rest[:min(len(rest), applyChunk)])
