@@ -26,7 +26,9 @@ type binaryRecord interface {
 // encodeRecord returns v's stored form.
 func encodeRecord(v any) ([]byte, error) {
 	if r, ok := v.(encoding.BinaryAppender); ok {
-		return r.AppendBinary([]byte{recordTag})
+		b := make([]byte, 1, 128) // most records fit; an order with history grows once
+		b[0] = recordTag
+		return r.AppendBinary(b)
 	}
 	return json.Marshal(v)
 }

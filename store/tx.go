@@ -91,7 +91,8 @@ func (t *tx) putOwned(key []byte, val []byte, expiresAt uint64, deleted bool) er
 	if t.writes == nil {
 		return badger.ErrReadOnlyTxn
 	}
-	t.writes[string(key)] = &walEntry{key: string(key), val: val, expiresAt: expiresAt, deleted: deleted}
+	k := string(key)
+	t.writes[k] = &walEntry{key: k, val: val, expiresAt: expiresAt, deleted: deleted}
 	return nil
 }
 
