@@ -2,10 +2,14 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 func TestBinaryRecordsRoundTrip(t *testing.T) {
@@ -101,5 +105,71 @@ func TestOutboxMessageNeverStoresLogText(t *testing.T) {
 	}
 	if strings.Contains(string(b), "hunter2") {
 		t.Fatalf("stored form holds LogText: %q", b)
+	}
+}
+
+// A data directory written by the first version of hangar (Badger in its own
+// transaction mode, JSON records, Badger's sequences, no write-ahead log) opens and
+// reads as it was, and keeps counting where it stopped.
+func TestOpensADatabaseFromBeforeTheLog(t *testing.T) {
+	dir := t.TempDir()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	order := Order{ID: 7, UserID: 5, TelegramUserID: 5, Status: OrderActive, SpecID: "sim-nano", Region: "tokyo",
+		Provider: "sim", PricePaid: 5000, Money: MoneyCaptured, Attempts: 1, CreatedAt: at, UpdatedAt: at,
+		History: []OrderEvent{{At: at, Event: "succeeded", Status: OrderActive, Attempt: 1}}}
+	balance := Balance{UserID: 5, Available: 15000, Held: 0, UpdatedAt: at, Seq: 3}
+	err = db.Update(func(txn *badger.Txn) error {
+		ob, _ := json.Marshal(order)
+		bb, _ := json.Marshal(balance)
+		return errors.Join(
+			txn.Set([]byte(metaSchemaVersion), []byte(strconv.Itoa(len(migrations)))),
+			txn.Set(orderKey(7), ob), txn.Set(orderStatusKey(OrderActive, 7), nil), txn.Set(orderUserKey(5, 7), nil),
+			txn.Set(balanceKey(5), bb))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := db.GetSequence(seqKey("order"), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for range 8 {
+		last, _ = seq.Next()
+	}
+	if err := errors.Join(seq.Release(), db.Close()); err != nil {
+		t.Fatal(err)
+	}
+
+	for run := range 2 { // and once more after this version wrote to it
+		s := quietOpen(t, dir)
+		got, err := s.GetOrder(7)
+		gotJSON, _ := json.Marshal(got)
+		wantJSON, _ := json.Marshal(order)
+		if err != nil || string(gotJSON) != string(wantJSON) {
+			t.Fatalf("run %d: order 7 = %s, %v; want %s", run, gotJSON, err, wantJSON)
+		}
+		active, err := s.ListOrders(OrderActive, 10, 0)
+		if err != nil || len(active) != 1 || active[0].ID != 7 {
+			t.Fatalf("run %d: active orders %+v, %v", run, active, err)
+		}
+		if run == 0 {
+			b, err := s.GetBalance(5)
+			if err != nil || b.Available != 15000 || b.Seq != 3 {
+				t.Fatalf("balance %+v, %v", b, err)
+			}
+			o, err := s.CreateOrder(Order{UserID: 5, TelegramUserID: 5, Provider: "sim", SpecID: "sim-nano", Region: "tokyo", PricePaid: 5000}, OrderLimit{})
+			if err != nil || uint64(o.ID) <= last {
+				t.Fatalf("new order %d (%v) after the old sequence's %d", o.ID, err, last)
+			}
+			if b, _ := s.GetBalance(5); b.Available != 10000 || b.Held != 5000 || b.Seq != 4 {
+				t.Fatalf("balance after a new order %+v", b)
+			}
+		}
+		s.Close()
 	}
 }
