@@ -25,7 +25,7 @@ type InboxUpdate struct {
 
 // AcceptUpdate durably records a Telegram update in the inbox, unless its update_id was
 // accepted in the last 24 hours, in which case fresh is false and nothing is written.
-// Concurrent callers share one commit.
+// Concurrent callers share one fdatasync.
 func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error) {
 	now := s.now()
 	val := make([]byte, 8+len(body))

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -122,17 +123,13 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 				return err
 			}
 		}
-		// The op may run again (conflict, or another op of the batch failing): it must
-		// start from the untouched request every time, never from a previous run's result.
-		created := o
-		created.History = append([]OrderEvent(nil), o.History...)
-		if err := s.saveOrder(txn, nil, &created, now); err != nil {
+		if err := s.saveOrder(txn, nil, &o, now); err != nil {
 			return err
 		}
 		if err := putOutboxAll(txn, notes); err != nil {
 			return err
 		}
-		out = created
+		out = o
 		return nil
 	})
 	if err != nil {
@@ -159,8 +156,8 @@ func countOrder(txn *tx, user int64, limit OrderLimit, now time.Time) error {
 
 // UpdateOrder applies fn to the stored order in one transaction; indexes, the
 // dead-letter list and money moves follow from what fn changed (see saveOrder), and
-// notes are queued in the outbox in the same commit. fn may run more than once and
-// must only change o; its error aborts the update and is returned.
+// notes are queued in the outbox in the same commit. fn must only change o; its error
+// aborts the update (nothing is written) and is returned.
 func (s *Store) UpdateOrder(id int64, fn func(o *Order) error, notes ...OutboxMessage) (Order, error) {
 	o, _, err := s.UpdateOrderNotify(id, fn, notes...)
 	return o, err
@@ -181,7 +178,8 @@ func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...Ou
 			return err
 		}
 		updated := old
-		updated.History = append([]OrderEvent(nil), old.History...)
+		// fn appends to the history; old's stays as read (saveOrder compares the two).
+		updated.History = slices.Clip(old.History)
 		if err := fn(&updated); err != nil {
 			return err
 		}

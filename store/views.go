@@ -17,8 +17,8 @@ import (
 	badger "github.com/dgraph-io/badger/v4"
 )
 
-// Blog view counting (seed 004). Every hit is one group-committed transaction that
-// touches a handful of small keys by name: no scans on the hot path.
+// Blog view counting (seed 004). Every hit is one commit that touches a handful of
+// small keys by name: no scans on the hot path.
 const (
 	// ViewDedupWindow is how long a repeat view of a slug from the same IP is not counted.
 	ViewDedupWindow = 30 * time.Minute
@@ -120,7 +120,6 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	key := readerKey(ipHash(salt, h.IP))
 	var res ViewResult
 	err = s.updateNow(func(txn *tx) error {
-		res = ViewResult{} // the op re-runs on conflict
 		rd, known, err := getReader(txn, key)
 		if err != nil {
 			return err
@@ -294,7 +293,8 @@ type saltCache struct {
 }
 
 // todaysSalt returns day's salt, creating and recording it on the day's first use. Two
-// callers racing at midnight conflict in the store and end up with the same salt.
+// callers racing at midnight end up with the same salt: commits run one at a time, and
+// the second finds the first's.
 func (s *Store) todaysSalt(day string) ([]byte, error) {
 	key := weak.Make(s)
 	v, ok := saltCaches.Load(key)

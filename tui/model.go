@@ -626,11 +626,6 @@ func (m *Model) footer() string {
 // helpKeys adapts the active view's keys and the global ones to bubbles/help.
 type helpKeys struct{ m *Model }
 
-func (h helpKeys) global() []key.Binding {
-	km := h.m.c.km
-	return []key.Binding{km.NextView, km.Jump, km.Filter, km.Refresh, km.Help, km.Quit}
-}
-
 func (h helpKeys) ShortHelp() []key.Binding {
 	return append(h.m.activeView().keys(), h.m.c.km.Help, h.m.c.km.Quit)
 }
