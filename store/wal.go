@@ -174,20 +174,23 @@ func replayWAL(dir string, apply func([]*walEntry) error) (segs []uint64, record
 	if err != nil {
 		return nil, 0, err
 	}
-	data := make([][]byte, len(segs))
 	last := -1 // the last segment holding any record: only it may end torn
 	for i, n := range segs {
-		if data[i], err = os.ReadFile(segmentPath(dir, n)); err != nil {
+		used, err := segmentUsed(segmentPath(dir, n))
+		if err != nil {
 			return nil, records, err
 		}
-		if !endOfSegment(data[i], 0) {
+		if used {
 			last = i
 		}
 	}
+	// One segment in memory at a time: start-up reads at most 64 MiB at once.
 	for i, n := range segs {
 		path := segmentPath(dir, n)
-		b := data[i]
-		data[i] = nil
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, records, err
+		}
 		off := 0
 		for off < len(b) && !endOfSegment(b, off) {
 			entries, next, rerr := decodeLogRecord(b, off)
@@ -209,6 +212,21 @@ func replayWAL(dir string, apply func([]*walEntry) error) (segs []uint64, record
 		}
 	}
 	return segs, records, nil
+}
+
+// segmentUsed reports whether a segment holds any record, from its first header.
+func segmentUsed(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, walHeaderLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return !endOfSegment(head[:n], 0), nil
 }
 
 // endOfSegment reports whether off is where a segment's records end: the end of the
