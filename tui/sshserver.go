@@ -138,7 +138,6 @@ func (s *SSHServer) Start() error {
 		return fmt.Errorf("tui: ssh listen %s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
-	s.log.Info("ssh console listening", "addr", ln.Addr().String())
 	go func() {
 		err := s.srv.Serve(ln)
 		if errors.Is(err, ssh.ErrServerClosed) {
