@@ -70,33 +70,11 @@ func (a *applier) replay() (uint64, error) {
 	return segs[len(segs)-1] + 1, nil
 }
 
-func (a *applier) loop(c <-chan applyBatch) {
+func (a *applier) loop(q *applyQueue) {
 	defer close(a.s.applied)
-	for b := range c {
-		entries, closed := b.entries, []uint64{}
-		if b.closed > 0 {
-			closed = append(closed, b.closed)
-		}
-		// Gather what arrives for a while: one Badger batch for many syncs, and a key
-		// written many times meanwhile (a slug's total, a user's balance) goes to
-		// Badger once. Readers meanwhile find everything in the overlay.
-		timer := time.NewTimer(applyInterval)
-	gather:
-		for len(entries) < applyMaxEntries {
-			select {
-			case nb, ok := <-c:
-				if !ok {
-					break gather
-				}
-				entries = append(entries, nb.entries...)
-				if nb.closed > 0 {
-					closed = append(closed, nb.closed)
-				}
-			case <-timer.C:
-				break gather
-			}
-		}
-		timer.Stop()
+	for {
+		// Readers meanwhile find everything in the overlay.
+		entries, closed, done := q.gather(applyMaxEntries, applyInterval)
 		a.apply(entries)
 		for _, n := range closed {
 			if a.keep || a.dir == "" {
@@ -105,6 +83,9 @@ func (a *applier) loop(c <-chan applyBatch) {
 			if err := os.Remove(segmentPath(a.dir, n)); err != nil {
 				a.s.log.Error("store: remove applied write-ahead log segment", "segment", n, "err", err)
 			}
+		}
+		if done {
+			return
 		}
 	}
 }

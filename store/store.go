@@ -122,13 +122,13 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	applyC := make(chan applyBatch, 64)
-	s.wal, err = openWAL(walDir, next, opts.SyncWrites, applyC, &s.stats)
+	applyQ := newApplyQueue(applyQueueLimit)
+	s.wal, err = openWAL(walDir, next, opts.SyncWrites, applyQ, &s.stats)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store.Open %s: %w", walDir, err)
 	}
-	go ap.loop(applyC)
+	go ap.loop(applyQ)
 	go s.committer()
 	if err := s.migrate(); err != nil {
 		s.shutdown()

@@ -137,7 +137,7 @@ type wal struct {
 	next     chan *os.File
 	prealloc bool
 	spare    []byte
-	applyC   chan<- applyBatch
+	applyQ   *applyQueue
 }
 
 // walSegments lists dir's segment numbers in order.
@@ -325,8 +325,8 @@ func lengthPrefixed(p []byte) ([]byte, []byte, bool) {
 
 // openWAL starts a fresh segment numbered after first (0: an in-memory store keeps no
 // file) and the writer goroutine.
-func openWAL(dir string, first uint64, sync bool, applyC chan<- applyBatch, stats *logCounters) (*wal, error) {
-	w := &wal{dir: dir, sync: sync, stats: stats, cur: &walGen{}, kick: make(chan struct{}, 1), done: make(chan struct{}), applyC: applyC}
+func openWAL(dir string, first uint64, sync bool, applyQ *applyQueue, stats *logCounters) (*wal, error) {
+	w := &wal{dir: dir, sync: sync, stats: stats, cur: &walGen{}, kick: make(chan struct{}, 1), done: make(chan struct{}), applyQ: applyQ}
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
@@ -411,7 +411,7 @@ func (w *wal) loop() {
 			w.spare = buf
 			markDurable(pending)
 			gen.finish(nil)
-			w.applyC <- applyBatch{entries: pending}
+			w.applyQ.push(applyBatch{entries: pending})
 			w.maybeRotate()
 		}
 	}
@@ -520,7 +520,7 @@ func (w *wal) rotate() {
 		w.f = nil
 		return
 	}
-	w.applyC <- applyBatch{closed: old}
+	w.applyQ.push(applyBatch{closed: old})
 }
 
 // finish closes the last segment and tells the applier it may go once applied.
@@ -534,9 +534,9 @@ func (w *wal) finish() {
 	if w.f != nil {
 		_ = w.f.Truncate(w.size)
 		_ = w.f.Close()
-		w.applyC <- applyBatch{closed: w.seg}
+		w.applyQ.push(applyBatch{closed: w.seg})
 	}
-	close(w.applyC)
+	w.applyQ.close()
 }
 
 // close stops accepting commits, writes what is buffered and waits for the writer.
