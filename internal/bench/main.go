@@ -25,6 +25,7 @@ type scenario struct {
 
 // scenarios is every benchmark, in the order they run.
 var scenarios = []scenario{
+	{"machine", runMachineBench},
 	{"webhook", runWebhookBench},
 	{"views", runViewsBench},
 	{"orders", runOrdersBench},
