@@ -21,6 +21,8 @@ type applier struct {
 	// keep is set once a batch could not be applied: the log then stays on disk for
 	// the next start to replay.
 	keep bool
+	// fault is Options.applyFault.
+	fault func() error
 }
 
 const (
@@ -170,6 +172,11 @@ const applyChunk = 512
 // commitChunk writes as many of entries as fit one transaction, as one new version, and
 // returns how many it wrote.
 func (a *applier) commitChunk(entries []*walEntry) (int, error) {
+	if a.fault != nil {
+		if err := a.fault(); err != nil {
+			return 0, err
+		}
+	}
 	txn := a.s.db.NewTransactionAt(math.MaxUint64, true)
 	defer txn.Discard()
 	n := 0

@@ -33,6 +33,10 @@ type Options struct {
 	// CacheBytes bounds the recently written and read records kept in memory in front
 	// of Badger; 0 means DefaultCacheBytes, negative turns the cache off.
 	CacheBytes int
+
+	// applyFault, when set (tests only), runs before each Badger transaction of the
+	// applier and fails it with its error: Badger refusing writes (a full disk) on demand.
+	applyFault func() error
 }
 
 // DefaultCacheBytes is the record cache's default budget.
@@ -116,7 +120,7 @@ func Open(opts Options) (*Store, error) {
 		opts.CacheBytes = 0
 	}
 	s.cache = &cache{s: s, budget: opts.CacheBytes}
-	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir}
+	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, fault: opts.applyFault}
 	next, err := ap.replay()
 	if err != nil {
 		db.Close()

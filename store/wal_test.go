@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -515,5 +516,59 @@ func TestFailedLogRefusesWritesAndFailsPing(t *testing.T) {
 	}
 	if _, err := getKey(s, "f:1"); !errors.Is(err, badger.ErrKeyNotFound) {
 		t.Fatalf("the refused commit is visible to readers: %v", err)
+	}
+}
+
+// When Badger refuses the applier's writes (a full disk, say), nothing acknowledged may
+// be lost: the entries stay readable from memory, the log stays on disk when the store
+// closes, a start while Badger still refuses fails rather than come up without them,
+// and the next start that can write replays them.
+func TestApplierGivingUpKeepsTheLog(t *testing.T) {
+	dir := t.TempDir()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var refused atomic.Int64
+	full := func() error {
+		refused.Add(1)
+		return errors.New("no space left on device (injected)")
+	}
+	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: quiet, applyFault: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	for i := range n {
+		if err := setKey(s, fmt.Sprintf("full-%02d", i), fmt.Sprint(i)); err != nil {
+			t.Fatalf("commit %d while Badger refuses: %v", i, err)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); refused.Load() < applyMaxAttempts; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the applier tried %d times in 20s, want %d attempts", refused.Load(), applyMaxAttempts)
+		}
+	}
+	for i := range n {
+		if v, err := getKey(s, fmt.Sprintf("full-%02d", i)); err != nil || v != fmt.Sprint(i) {
+			t.Fatalf("after the applier gave up, key %d = %q, %v; want it readable from memory", i, v, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	segs, err := walSegments(filepath.Join(dir, walDirName))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("log segments after close = %v, %v; want the unapplied log kept", segs, err)
+	}
+
+	if s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: quiet, applyFault: full}); err == nil {
+		s.Close()
+		t.Fatal("Open succeeded while Badger refuses the replay; want an error")
+	}
+
+	s = quietOpen(t, dir)
+	defer s.Close()
+	for i := range n {
+		if v, err := getKey(s, fmt.Sprintf("full-%02d", i)); err != nil || v != fmt.Sprint(i) {
+			t.Fatalf("after replay, key %d = %q, %v; want %q", i, v, err, fmt.Sprint(i))
+		}
 	}
 }
