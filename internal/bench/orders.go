@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/hangarhq/hangar/engine"
 	"github.com/hangarhq/hangar/engine/cloud"
-	"github.com/hangarhq/hangar/engine/telegram"
 	hangarhttp "github.com/hangarhq/hangar/http"
 	"github.com/hangarhq/hangar/store"
 )
@@ -66,75 +64,26 @@ func runOrdersBench() error {
 	return errors.Join(errAccept, errRSS)
 }
 
-// ordersStack is the zero-latency stack of `hangar serve`, in process.
-type ordersStack struct {
-	dir   string
-	log   *mutableHandler
-	store *store.Store
-	eng   *engine.Engine
-	addr  string
-	stop  func()
-}
-
-func startOrdersStack() (*ordersStack, error) {
-	dir, err := os.MkdirTemp("", "hangar-bench-orders-")
-	if err != nil {
-		return nil, err
-	}
-	s := &ordersStack{dir: dir, log: newMutableHandler(slog.LevelWarn)}
-	log := slog.New(s.log)
-	s.store, err = store.Open(store.Options{Dir: filepath.Join(dir, "db"), SyncWrites: true, Logger: log})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	reg := prometheus.NewRegistry()
-	s.eng, err = engine.New(engine.Config{
-		Logger: log, Registry: reg,
-		Queue: engine.QueueConfig{
-			MaxConcurrency: ordersConcurrency,
-			OrderLimit:     store.OrderLimit{Max: 1_000_000, Window: time.Hour},
-		},
-		Providers: map[string]engine.Provider{"sim": cloud.NewSim(cloud.SimConfig{})},
-		Password:  engine.NewPasswordDeriver(nil),
-	}, s.store, telegram.Off{})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	if err := s.eng.Start(); err != nil {
-		s.eng = nil
-		s.close()
-		return nil, err
-	}
-	srv := hangarhttp.New(hangarhttp.Config{
-		WebhookSecret: ordersSecret, AdminToken: ordersAdminToken, MaxBody: 1 << 20, Logger: log, Registry: reg,
-	}, hangarhttp.Deps{Updates: s.eng, RateLimits: s.eng, Health: s.eng, Store: s.store, Orders: s.eng, Balances: s.store, Inspector: s.store})
-	s.addr, s.stop, err = serveHTTP(srv)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *ordersStack) close() {
-	if s.stop != nil {
-		s.stop()
-	}
-	if s.eng != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), engineStopTimeout)
-		s.eng.Stop(ctx)
-		cancel()
-	}
-	s.log.mute()
-	if s.store != nil {
-		_ = s.store.Close()
-	}
-	_ = os.RemoveAll(s.dir)
-	if n := s.log.waitQuiet(200*time.Millisecond, 10*time.Second); n > 0 {
-		fmt.Printf("  %-24s %9d   log records from actors still running after engine.Stop\n", "after-stop errors", n)
-	}
+// ordersStackSpec is the zero-latency stack of `hangar serve`.
+var ordersStackSpec = stackSpec{
+	name: "orders",
+	engine: func(log *slog.Logger, reg *prometheus.Registry) engine.Config {
+		return engine.Config{
+			Logger: log, Registry: reg,
+			Queue: engine.QueueConfig{
+				MaxConcurrency: ordersConcurrency,
+				OrderLimit:     store.OrderLimit{Max: 1_000_000, Window: time.Hour},
+			},
+			Providers: map[string]engine.Provider{"sim": cloud.NewSim(cloud.SimConfig{})},
+			Password:  engine.NewPasswordDeriver(nil),
+		}
+	},
+	http: func(log *slog.Logger, reg *prometheus.Registry) hangarhttp.Config {
+		return hangarhttp.Config{WebhookSecret: ordersSecret, AdminToken: ordersAdminToken, MaxBody: 1 << 20, Logger: log, Registry: reg}
+	},
+	deps: func(s *serveStack) hangarhttp.Deps {
+		return hangarhttp.Deps{Updates: s.eng, RateLimits: s.eng, Health: s.eng, Store: s.store, Orders: s.eng, Balances: s.store, Inspector: s.store}
+	},
 }
 
 // depositAll credits every user through the store, from a few workers (group commit).
@@ -164,7 +113,7 @@ func orderUser(i int64) int64 { return 5_000_000 + i }
 
 // benchOrderThroughput runs the accept and completion measurements on one stack.
 func benchOrderThroughput() error {
-	st, err := startOrdersStack()
+	st, err := startServeStack(ordersStackSpec)
 	if err != nil {
 		return err
 	}

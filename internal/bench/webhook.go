@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/telegram"
 	hangarhttp "github.com/hangarhq/hangar/http"
 	"github.com/hangarhq/hangar/store"
 )
@@ -68,7 +66,7 @@ func runWebhookBench() error {
 // benchDurableWebhook runs the stack as cmd/hangar/serve.go wires it, loads it, and
 // reports how long the engine then needs to empty the inbox.
 func benchDurableWebhook() (loadResult, error) {
-	stack, err := startDurableStack()
+	stack, err := startServeStack(webhookSpec)
 	if err != nil {
 		return loadResult{}, err
 	}
@@ -112,75 +110,17 @@ func webhookHTTPConfig(log *slog.Logger, reg *prometheus.Registry) hangarhttp.Co
 	return hangarhttp.Config{WebhookSecret: webhookSecret, MaxBody: 1 << 20, Logger: log, Registry: reg}
 }
 
-// durableStack is the store, engine and HTTP server of `hangar serve`, in a temp dir.
-type durableStack struct {
-	dir   string
-	log   *mutableHandler
-	store *store.Store
-	eng   *engine.Engine
-	addr  string
-	stop  func()
-}
-
-func startDurableStack() (*durableStack, error) {
-	dir, err := os.MkdirTemp("", "hangar-bench-webhook-")
-	if err != nil {
-		return nil, err
-	}
-	s := &durableStack{dir: dir, log: newMutableHandler(slog.LevelWarn)}
-	if err := s.start(slog.New(s.log)); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *durableStack) start(log *slog.Logger) error {
-	var err error
-	s.store, err = store.Open(store.Options{Dir: filepath.Join(s.dir, "db"), SyncWrites: true, Logger: log})
-	if err != nil {
-		return err
-	}
-	reg := prometheus.NewRegistry()
-	s.eng, err = engine.New(engine.Config{
-		RateLimit: webhookRateLimit, RateWindow: webhookWindow, Logger: log, Registry: reg,
-	}, s.store, telegram.Off{})
-	if err != nil {
-		return err
-	}
-	if err := s.eng.Start(); err != nil {
-		return err
-	}
-	srv := hangarhttp.New(webhookHTTPConfig(log, reg),
-		hangarhttp.Deps{Updates: s.eng, RateLimits: s.eng, Health: s.eng, Store: s.store})
-	s.addr, s.stop, err = serveHTTP(srv)
-	return err
-}
-
-// close shuts down in serve's order: HTTP, engine, store; then removes the temp dir.
-func (s *durableStack) close() {
-	if s.stop != nil {
-		s.stop()
-	}
-	if s.eng != nil {
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), engineStopTimeout)
-		s.eng.Stop(ctx)
-		cancel()
-		fmt.Printf("  %-24s %9s   (timeout %s)\n", "engine.Stop took", fmtDur(time.Since(start)), engineStopTimeout)
-	}
-	// Whatever the engine logs from here on comes from actors still running after Stop
-	// returned: count it rather than bury the figures under one error per message.
-	s.log.mute()
-	if s.store != nil {
-		_ = s.store.Close()
-	}
-	_ = os.RemoveAll(s.dir)
-	// Leftover actors would steal CPU from the baseline: wait until they fall silent.
-	if n := s.log.waitQuiet(200*time.Millisecond, 10*time.Second); n > 0 {
-		fmt.Printf("  %-24s %9d   log records from actors still running after engine.Stop (store closed under them)\n",
-			"after-stop errors", n)
-	}
+// webhookSpec is the stack of `hangar serve` for the webhook load.
+var webhookSpec = stackSpec{
+	name: "webhook",
+	engine: func(log *slog.Logger, reg *prometheus.Registry) engine.Config {
+		return engine.Config{RateLimit: webhookRateLimit, RateWindow: webhookWindow, Logger: log, Registry: reg}
+	},
+	http: webhookHTTPConfig,
+	deps: func(s *serveStack) hangarhttp.Deps {
+		return hangarhttp.Deps{Updates: s.eng, RateLimits: s.eng, Health: s.eng, Store: s.store}
+	},
+	timeStop: true,
 }
 
 // mutableHandler writes warn-and-above records to stderr until muted, then counts them.
