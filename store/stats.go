@@ -12,6 +12,9 @@ import (
 type logCounters struct {
 	commits, syncs, syncNanos, bytes atomic.Int64
 	applied, applyBatches            atomic.Int64
+	// queueWait is how long a commit waited for the committer; durableWait how long
+	// its caller then waited for the fdatasync covering it (and to be woken).
+	queueWait, durableWait latencyHist
 }
 
 // LogStats is what the write path has done since Open: how many commits the log took
@@ -25,6 +28,10 @@ type LogStats struct {
 	Applied      int64         // entries written to Badger (a key's repeats in a batch count once)
 	ApplyBatches int64         // applier batches
 	Overlay      int           // entries in memory in front of Badger: unapplied or cached
+	// CommitQueue is the time commits waited for the committer (they run one at a
+	// time); CommitDurable the time from a commit's end to its caller hearing it is
+	// durable: the wait for the sync that covers it, the sync, and the wake-up.
+	CommitQueue, CommitDurable LatencyHist
 }
 
 // LogStats reads the counters.
@@ -36,6 +43,7 @@ func (s *Store) LogStats() LogStats {
 	return LogStats{
 		Commits: c.commits.Load(), Syncs: c.syncs.Load(), SyncTime: time.Duration(c.syncNanos.Load()),
 		Bytes: c.bytes.Load(), Applied: c.applied.Load(), ApplyBatches: c.applyBatches.Load(), Overlay: overlay,
+		CommitQueue: c.queueWait.snapshot(), CommitDurable: c.durableWait.snapshot(),
 	}
 }
 
@@ -58,3 +66,85 @@ func TuneProcs() int {
 }
 
 var tuneOnce sync.Once
+
+// latencyBuckets spans 25 µs to about 1.6 s in powers of two.
+const (
+	latencyBuckets = 17
+	latencyFirst   = 25 * time.Microsecond
+)
+
+// latencyHist counts durations into power-of-two buckets without locks: it sits on
+// every commit's path.
+type latencyHist struct {
+	counts [latencyBuckets + 1]atomic.Int64 // the last counts what exceeds every bound
+	sum    atomic.Int64
+}
+
+func (h *latencyHist) observe(d time.Duration) {
+	i := 0
+	for b := latencyFirst; i < latencyBuckets && d > b; b *= 2 {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sum.Add(int64(d))
+}
+
+func (h *latencyHist) snapshot() LatencyHist {
+	var s LatencyHist
+	for i := range h.counts {
+		s.Counts[i] = h.counts[i].Load()
+	}
+	s.Sum = time.Duration(h.sum.Load())
+	return s
+}
+
+// LatencyHist is a snapshot of a latency histogram: Counts[i] holds the durations up
+// to Bound(i) and above the bound before; the last holds everything longer.
+type LatencyHist struct {
+	Counts [latencyBuckets + 1]int64
+	Sum    time.Duration
+}
+
+// LatencyBound is the upper bound of bucket i (for i < len(Counts)-1).
+func LatencyBound(i int) time.Duration { return latencyFirst << i }
+
+// Count is the number of durations observed.
+func (h LatencyHist) Count() int64 {
+	var n int64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// Since is what was observed after prev was taken.
+func (h LatencyHist) Since(prev LatencyHist) LatencyHist {
+	for i := range h.Counts {
+		h.Counts[i] -= prev.Counts[i]
+	}
+	h.Sum -= prev.Sum
+	return h
+}
+
+// Quantile estimates the q-quantile (0 when empty) as Prometheus's histogram_quantile
+// does: linearly within the bucket that holds it. Beyond the last bound it answers
+// that bound.
+func (h LatencyHist) Quantile(q float64) time.Duration {
+	total := h.Count()
+	if total == 0 {
+		return 0
+	}
+	rank := q * float64(total)
+	var seen float64
+	for i, c := range h.Counts[:latencyBuckets] {
+		if c > 0 && seen+float64(c) >= rank {
+			lo := time.Duration(0)
+			if i > 0 {
+				lo = LatencyBound(i - 1)
+			}
+			return lo + time.Duration((rank-seen)/float64(c)*float64(LatencyBound(i)-lo))
+		}
+		seen += float64(c)
+	}
+	return LatencyBound(latencyBuckets - 1)
+}

@@ -198,20 +198,28 @@ func (s *Store) update(fn func(txn *tx) error) error { return s.submit(s.reqs, f
 func (s *Store) updateNow(fn func(txn *tx) error) error { return s.submit(s.urgent, fn) }
 
 func (s *Store) submit(q chan *commitReq, fn func(txn *tx) error) (err error) {
-	r := &commitReq{op: fn, done: make(chan error, 1)}
+	r := &commitReq{op: fn, done: make(chan error, 1), queued: time.Now()}
 	defer func() {
 		if recover() != nil { // closed by shutdown
 			err = ErrClosed
 		}
 	}()
 	q <- r
-	return <-r.done
+	err = <-r.done
+	if err == nil && !r.published.IsZero() {
+		s.stats.durableWait.observe(time.Since(r.published))
+	}
+	return err
 }
 
 // commitReq is one caller's commit waiting for the committer.
 type commitReq struct {
 	op   func(txn *tx) error
 	done chan error
+	// queued is when the caller submitted it; published, when its writes went to the
+	// log (zero if none did). The caller reads published after done, which the writer
+	// sends after reading the log under the lock publish took.
+	queued, published time.Time
 }
 
 func (s *Store) committer() {
@@ -256,6 +264,7 @@ func (s *Store) run(r *commitReq) (err error) {
 			err = fmt.Errorf("store: commit panicked: %v", p)
 		}
 	}()
+	s.stats.queueWait.observe(time.Since(r.queued))
 	if err := r.op(t); err != nil {
 		return err
 	}
@@ -263,6 +272,7 @@ func (s *Store) run(r *commitReq) (err error) {
 		r.done <- nil
 		return nil
 	}
+	r.published = time.Now()
 	return s.publish(t.writes, r.done)
 }
 

@@ -271,5 +271,33 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 			func(s store.LogStats) float64 { return float64(s.Applied) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hangar_store_overlay_entries", Help: "Entries held in memory in front of Badger: not yet applied, or cached."},
 			func() float64 { return float64(st.LogStats().Overlay) }),
+		commitLatency{st: st,
+			queue: prometheus.NewDesc("hangar_store_commit_queue_seconds",
+				"Time a commit waited for the committer, which runs commits one at a time.", nil, nil),
+			durable: prometheus.NewDesc("hangar_store_commit_durable_seconds",
+				"Time from a commit's end to its caller hearing it is durable: the wait for the fdatasync covering it, the sync, the wake-up.", nil, nil),
+		},
 	)
+}
+
+// commitLatency exports the store's commit-wait histograms as they are: the store
+// counts them itself, lock-free, on every commit.
+type commitLatency struct {
+	st             *store.Store
+	queue, durable *prometheus.Desc
+}
+
+func (c commitLatency) Describe(ch chan<- *prometheus.Desc) { ch <- c.queue; ch <- c.durable }
+
+func (c commitLatency) Collect(ch chan<- prometheus.Metric) {
+	s := c.st.LogStats()
+	for desc, h := range map[*prometheus.Desc]store.LatencyHist{c.queue: s.CommitQueue, c.durable: s.CommitDurable} {
+		buckets := make(map[float64]uint64, len(h.Counts)-1)
+		var cum uint64
+		for i, n := range h.Counts[:len(h.Counts)-1] {
+			cum += uint64(n)
+			buckets[store.LatencyBound(i).Seconds()] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(desc, uint64(h.Count()), h.Sum.Seconds(), buckets)
+	}
 }
