@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ type benchConfig struct {
 	Duration   time.Duration
 	Warmup     time.Duration
 	CPUProfile string
+	MemProfile string
 }
 
 // cfg is set once by main before any scenario runs.
@@ -57,6 +59,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load duration per run")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured load before each measured run")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the durable measured run to this file")
+	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile (allocations of the whole run: -sample_index=alloc_space) to this file at the end")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -77,7 +80,27 @@ func run(args []string) error {
 			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
 	}
+	if err := writeMemProfile(cfg.MemProfile); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+func writeMemProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC() // up-to-date statistics
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		return err
+	}
+	fmt.Printf("\nheap profile written to %s (go tool pprof -sample_index=alloc_space)\n", path)
+	return nil
 }
 
 func scenarioNames() []string {
