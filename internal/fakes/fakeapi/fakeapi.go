@@ -28,8 +28,8 @@ type Base[R any] struct {
 	closing chan struct{}
 	once    sync.Once
 
-	// mu is the Base's own: a fake guards its instances with its own lock, and may call
-	// Notify while holding it, so mu is never held while calling into the fake.
+	// mu is the Base's own: Wait's condition calls into the fake, which may call Notify,
+	// so mu is never held while calling out.
 	mu          sync.Mutex
 	latency     time.Duration
 	faults      []fault

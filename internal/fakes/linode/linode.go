@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
@@ -24,6 +22,11 @@ type Instance struct {
 	IPv4    string
 	Tags    []string
 	Created time.Time
+}
+
+func (in Instance) clone() Instance {
+	in.Tags = slices.Clone(in.Tags)
+	return in
 }
 
 // Request is one request the fake received: only its method and path, never its
@@ -48,156 +51,72 @@ var (
 )
 
 // Option configures a Server.
-type Option func(*Server)
+type Option = fakeapi.Option
 
 // WithLatency delays every answer by d.
-func WithLatency(d time.Duration) Option { return func(s *Server) { s.SetLatency(d) } }
+func WithLatency(d time.Duration) Option { return fakeapi.WithLatency(d) }
 
 // WithBootDelay keeps new instances "provisioning" for d before they read "running".
-func WithBootDelay(d time.Duration) Option { return func(s *Server) { s.bootDelay = d } }
+func WithBootDelay(d time.Duration) Option { return fakeapi.WithBootDelay(d) }
 
 // WithPlans accepts more plan (type) ids besides DefaultPlans.
-func WithPlans(ids ...string) Option {
-	return func(s *Server) {
-		for _, id := range ids {
-			s.plans[id] = true
-		}
-	}
-}
+func WithPlans(ids ...string) Option { return fakeapi.WithPlans(ids...) }
 
 // WithRegions accepts more region ids besides DefaultRegions.
-func WithRegions(ids ...string) Option {
-	return func(s *Server) {
-		for _, id := range ids {
-			s.regions[id] = true
-		}
-	}
+func WithRegions(ids ...string) Option { return fakeapi.WithRegions(ids...) }
+
+// WithPageSize sets the page size used when a list request names no page_size
+// (Linode's is 100).
+func WithPageSize(n int) Option { return fakeapi.WithPageSize(n) }
+
+// Server is a fake Linode API. Close it when done. URL, Seed, Instances, Count and the
+// fault and wait methods are fakeapi's, through the embedded Fake.
+type Server struct {
+	*fakeapi.Fake[Request, int, Instance]
 }
 
-// WithPageSize sets the page size used when a list request names none (Linode's is 100).
-func WithPageSize(n int) Option { return func(s *Server) { s.pageSize = max(n, 1) } }
-
-// Server is a fake Linode API. Close it when done.
-type Server struct {
-	*httptest.Server
-	*fakeapi.Base[Request]
-	token string
-
-	mu        sync.Mutex
-	bootDelay time.Duration
-	plans     map[string]bool
-	regions   map[string]bool
-	pageSize  int
-	instances map[int]*Instance
-	rootPass  map[string]string // label -> root_pass
-	nextID    int
+// Linode words the shared answers this way; linodego shows the reason to the caller.
+var apiErrors = fakeapi.Errors{
+	Write:        func(w http.ResponseWriter, status int, msg string) { writeError(w, status, "", msg) },
+	Unauthorized: "Invalid Token",
+	NotFound:     "Not found",
+	Reasons: map[int]string{
+		http.StatusTooManyRequests:    "Too many requests",
+		http.StatusPaymentRequired:    "Payment required",
+		http.StatusForbidden:          "You do not have permission to access this resource",
+		http.StatusServiceUnavailable: "Service unavailable",
+	},
+	ServerError: "Please try again",
 }
 
 // New starts a fake that accepts only the given API token.
 func New(token string, opts ...Option) *Server {
-	s := &Server{
-		Base:      fakeapi.New(func(r *http.Request) Request { return Request{Method: r.Method, Path: r.URL.Path} }),
-		token:     token,
-		plans:     map[string]bool{},
-		regions:   map[string]bool{},
-		pageSize:  100,
-		instances: map[int]*Instance{},
-		rootPass:  map[string]string{},
-		nextID:    40000001,
-	}
-	WithPlans(DefaultPlans...)(s)
-	WithRegions(DefaultRegions...)(s)
-	for _, o := range opts {
-		o(s)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v4/linode/instances", s.create)
-	mux.HandleFunc("GET /v4/linode/instances", s.list)
-	mux.HandleFunc("GET /v4/linode/instances/{id}", s.get)
-	mux.HandleFunc("DELETE /v4/linode/instances/{id}", s.delete)
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, "", "Not found")
+	s := &Server{fakeapi.NewFake(fakeapi.Spec[Request, Instance]{
+		Secret:   token,
+		Record:   func(r *http.Request) Request { return Request{Method: r.Method, Path: r.URL.Path} },
+		Errors:   apiErrors,
+		Plans:    DefaultPlans,
+		Regions:  DefaultRegions,
+		PageSize: 100,
+		Seed: func(label, region, plan string, created time.Time) func(int) Instance {
+			return newInstance(label, region, plan, "linode/debian12", []string{"hangar"}, created)
+		},
+	}, fakeapi.NewStore(
+		func(in Instance) int { return in.ID },
+		func(in Instance) string { return in.Label },
+		Instance.clone,
+	), opts...)}
+	s.Serve(map[string]http.HandlerFunc{
+		"POST /v4/linode/instances":        s.create,
+		"GET /v4/linode/instances":         s.list,
+		"GET /v4/linode/instances/{id}":    s.get,
+		"DELETE /v4/linode/instances/{id}": s.delete,
 	})
-	s.Server = httptest.NewServer(s.Front(s.authorized(mux), writeFault))
 	return s
 }
 
-// URL is the base URL to give hangar (--linode-api).
-func (s *Server) URL() string { return s.Server.URL }
-
-// Close releases hanging requests, then stops the server.
-func (s *Server) Close() {
-	s.Release()
-	s.Server.Close()
-}
-
-// Seed adds an instance as if created earlier (status running), returning it.
-func (s *Server) Seed(label, region, plan string) Instance {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in := s.add(label, region, plan, "linode/debian12", []string{"hangar"})
-	in.Created = time.Now().Add(-s.bootDelay - time.Second)
-	s.Notify()
-	return *in
-}
-
-// Instances returns a copy of the instances, ordered by id.
-func (s *Server) Instances() []Instance {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Instance, 0, len(s.instances))
-	for _, in := range s.sorted() {
-		c := *in
-		c.Tags = slices.Clone(in.Tags)
-		out = append(out, c)
-	}
-	return out
-}
-
-// Count is how many instances exist.
-func (s *Server) Count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.instances)
-}
-
 // RootPass is the root_pass the instance with this label was created with.
-func (s *Server) RootPass(label string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.rootPass[label]
-	return p, ok
-}
-
-// authorized lets through only requests that carry the token.
-func (s *Server) authorized(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+s.token {
-			writeError(w, http.StatusUnauthorized, "", "Invalid Token")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func writeFault(w http.ResponseWriter, status int) { writeError(w, status, "", statusReason(status)) }
-
-func statusReason(status int) string {
-	switch status {
-	case http.StatusTooManyRequests:
-		return "Too many requests"
-	case http.StatusPaymentRequired:
-		return "Payment required"
-	case http.StatusForbidden:
-		return "You do not have permission to access this resource"
-	case http.StatusServiceUnavailable:
-		return "Service unavailable"
-	}
-	if status >= 500 {
-		return "Please try again"
-	}
-	return http.StatusText(status)
-}
+func (s *Server) RootPass(label string) (string, bool) { return s.Store.Secret(label) }
 
 type apiReason struct {
 	Reason string `json:"reason"`
@@ -205,13 +124,7 @@ type apiReason struct {
 }
 
 func writeError(w http.ResponseWriter, status int, field, reason string) {
-	writeJSON(w, status, map[string]any{"errors": []apiReason{{Reason: reason, Field: field}}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	fakeapi.WriteJSON(w, status, map[string]any{"errors": []apiReason{{Reason: reason, Field: field}}})
 }
 
 type createBody struct {
@@ -229,36 +142,35 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "Malformed JSON")
 		return
 	}
-	s.mu.Lock()
-	field, reason := s.validate(b)
-	if reason != "" {
-		s.mu.Unlock()
+	if field, reason := s.validate(b); reason != "" {
 		writeError(w, http.StatusBadRequest, field, reason)
 		return
 	}
-	in := s.add(b.Label, b.Region, b.Type, b.Image, b.Tags)
-	s.rootPass[in.Label] = b.RootPass
-	hang := s.TakeCreateHang()
+	labelTaken := func(held Instance) bool { return b.Label != "" && held.Label == b.Label }
+	in, ok := s.Store.Add(b.RootPass, labelTaken, newInstance(b.Label, b.Region, b.Type, b.Image, b.Tags, time.Now()))
+	if !ok {
+		writeError(w, http.StatusBadRequest, "label", "Label must be unique among your Linodes")
+		return
+	}
 	body := s.render(in)
 	body["status"] = "provisioning" // Linode's answer to a create, whatever the boot delay
-	s.Notify()
-	s.mu.Unlock()
-	if hang {
+	if s.TakeCreateHang() {
 		s.Hang(r)
 	}
-	writeJSON(w, http.StatusOK, body)
+	fakeapi.WriteJSON(w, http.StatusOK, body)
 }
 
-// validate answers as Linode does for the mistakes hangar could make; the caller holds mu.
+// validate answers as Linode does for the mistakes hangar could make; a label already
+// in use is the Store's to catch, in the same step as the add.
 func (s *Server) validate(b createBody) (field, reason string) {
 	switch {
 	case b.Region == "":
 		return "region", "region is required"
-	case !s.regions[b.Region]:
+	case !s.Settings.Regions[b.Region]:
 		return "region", "region is not valid"
 	case b.Type == "":
 		return "type", "type is required"
-	case !s.plans[b.Type]:
+	case !s.Settings.Plans[b.Type]:
 		return "type", "A valid plan type by that ID was not found"
 	case b.Label != "" && (len(b.Label) < 3 || len(b.Label) > 64):
 		return "label", "Length must be 3-64 characters"
@@ -267,36 +179,30 @@ func (s *Server) validate(b createBody) (field, reason string) {
 	case b.Image != "" && b.RootPass == "":
 		return "root_pass", "root_pass is required"
 	}
-	for _, in := range s.instances {
-		if b.Label != "" && in.Label == b.Label {
-			return "label", "Label must be unique among your Linodes"
-		}
-	}
 	return "", ""
 }
 
-// add stores a new instance; the caller holds mu.
-func (s *Server) add(label, region, plan, image string, tags []string) *Instance {
-	id := s.nextID
-	s.nextID++
-	if label == "" {
-		label = "linode" + strconv.Itoa(id)
+// newInstance builds the seq'th instance with Linode's look: ids in the 40-millions and
+// a default label made from the id, as Linode gives a create without one.
+func newInstance(label, region, plan, image string, tags []string, created time.Time) func(seq int) Instance {
+	return func(seq int) Instance {
+		id, name := 40000000+seq, label
+		if name == "" {
+			name = "linode" + strconv.Itoa(id)
+		}
+		return Instance{
+			ID: id, Label: name, Region: region, Type: plan, Image: image,
+			IPv4:    fmt.Sprintf("198.51.100.%d", (seq-1)%254+1),
+			Tags:    tags,
+			Created: created,
+		}
 	}
-	n := id - 40000000
-	in := &Instance{
-		ID: id, Label: label, Region: region, Type: plan, Image: image,
-		IPv4:    fmt.Sprintf("198.51.100.%d", (n-1)%254+1),
-		Tags:    slices.Clone(tags),
-		Created: time.Now(),
-	}
-	s.instances[id] = in
-	return in
 }
 
-// render is the instance as the API shows it; the caller holds mu.
-func (s *Server) render(in *Instance) map[string]any {
+// render is the instance as the API shows it.
+func (s *Server) render(in Instance) map[string]any {
 	status := "running"
-	if time.Since(in.Created) < s.bootDelay {
+	if s.Settings.Booting(in.Created) {
 		status = "provisioning"
 	}
 	created := in.Created.UTC().Format("2006-01-02T15:04:05")
@@ -318,19 +224,10 @@ func (s *Server) render(in *Instance) map[string]any {
 	}
 }
 
-func (s *Server) sorted() []*Instance {
-	out := make([]*Instance, 0, len(s.instances))
-	for _, in := range s.instances {
-		out = append(out, in)
-	}
-	slices.SortFunc(out, func(a, b *Instance) int { return a.ID - b.ID })
-	return out
-}
-
-var filterable = map[string]func(*Instance) string{
-	"label":  func(in *Instance) string { return in.Label },
-	"region": func(in *Instance) string { return in.Region },
-	"type":   func(in *Instance) string { return in.Type },
+var filterable = map[string]func(Instance) string{
+	"label":  func(in Instance) string { return in.Label },
+	"region": func(in Instance) string { return in.Region },
+	"type":   func(in Instance) string { return in.Type },
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
@@ -352,29 +249,21 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "page", "Must be a positive integer")
 		return
 	}
-	s.mu.Lock()
-	size, err := positive(r.URL.Query().Get("page_size"), s.pageSize)
+	size, err := positive(r.URL.Query().Get("page_size"), s.Settings.PageSize)
 	if err != nil || size > 500 {
-		s.mu.Unlock()
 		writeError(w, http.StatusBadRequest, "page_size", "Must be 25-500")
 		return
 	}
-	var matched []map[string]any
-	for _, in := range s.sorted() {
-		if matches(in, filter) {
-			matched = append(matched, s.render(in))
-		}
-	}
-	s.mu.Unlock()
-	pages := max(1, (len(matched)+size-1)/size)
+	matched := s.Store.Select(func(in Instance) bool { return matches(in, filter) })
 	data := []map[string]any{}
-	if lo := (page - 1) * size; lo < len(matched) {
-		data = matched[lo:min(lo+size, len(matched))]
+	for _, in := range fakeapi.Window(matched, (page-1)*size, size) {
+		data = append(data, s.render(in))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "page": page, "pages": pages, "results": len(matched)})
+	pages := max(1, (len(matched)+size-1)/size)
+	fakeapi.WriteJSON(w, http.StatusOK, map[string]any{"data": data, "page": page, "pages": pages, "results": len(matched)})
 }
 
-func matches(in *Instance, filter map[string]any) bool {
+func matches(in Instance, filter map[string]any) bool {
 	for k, want := range filter {
 		if fmt.Sprint(want) != filterable[k](in) {
 			return false
@@ -396,33 +285,19 @@ func positive(v string, def int) (int, error) {
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	id, _ := strconv.Atoi(r.PathValue("id"))
-	s.mu.Lock()
-	in, ok := s.instances[id]
-	var body map[string]any
-	if ok {
-		body = s.render(in)
-	}
-	s.mu.Unlock()
+	in, ok := s.Store.Lookup(id)
 	if !ok {
 		writeError(w, http.StatusNotFound, "", "Not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	fakeapi.WriteJSON(w, http.StatusOK, s.render(in))
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	id, _ := strconv.Atoi(r.PathValue("id"))
-	s.mu.Lock()
-	in, ok := s.instances[id]
-	if ok {
-		delete(s.instances, id)
-		delete(s.rootPass, in.Label)
-		s.Notify()
-	}
-	s.mu.Unlock()
-	if !ok {
+	if _, ok := s.Store.Remove(id); !ok {
 		writeError(w, http.StatusNotFound, "", "Not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{})
+	fakeapi.WriteJSON(w, http.StatusOK, map[string]any{})
 }

@@ -14,6 +14,10 @@
 // becomes "active" with its address after the boot delay (WithBootDelay, default 0:
 // active from the first read). Labels are not unique, as at Vultr.
 //
+// What does not depend on Vultr's wire format (the token check, faults, latency, the
+// request log, the instances) is fakeapi's; this package keeps the paths, JSON shapes,
+// status codes, error texts, validation and cursor paging.
+//
 // Request bodies are never logged or kept. The password the fake generates for each
 // instance is held in memory so a test can match it with what hangar told the user
 // (Password).

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
@@ -27,6 +25,11 @@ type Instance struct {
 	IPv4     string
 	Tags     []string
 	Created  time.Time
+}
+
+func (in Instance) clone() Instance {
+	in.Tags = slices.Clone(in.Tags)
+	return in
 }
 
 // Request is one request the fake received: only its method, path and query, never its
@@ -53,171 +56,85 @@ var (
 )
 
 // Option configures a Server.
-type Option func(*Server)
+type Option = fakeapi.Option
 
 // WithLatency delays every answer by d.
-func WithLatency(d time.Duration) Option { return func(s *Server) { s.SetLatency(d) } }
+func WithLatency(d time.Duration) Option { return fakeapi.WithLatency(d) }
 
 // WithBootDelay keeps new instances "pending" without an address for d.
-func WithBootDelay(d time.Duration) Option { return func(s *Server) { s.bootDelay = d } }
+func WithBootDelay(d time.Duration) Option { return fakeapi.WithBootDelay(d) }
 
 // WithPlans accepts more plan ids besides DefaultPlans.
-func WithPlans(ids ...string) Option {
-	return func(s *Server) {
-		for _, id := range ids {
-			s.plans[id] = true
-		}
-	}
-}
+func WithPlans(ids ...string) Option { return fakeapi.WithPlans(ids...) }
 
 // WithRegions accepts more region ids besides DefaultRegions.
-func WithRegions(ids ...string) Option {
-	return func(s *Server) {
-		for _, id := range ids {
-			s.regions[id] = true
-		}
-	}
-}
+func WithRegions(ids ...string) Option { return fakeapi.WithRegions(ids...) }
 
 // WithPageSize sets the page size used when a list request names no per_page (Vultr's
 // is 100).
-func WithPageSize(n int) Option { return func(s *Server) { s.pageSize = max(n, 1) } }
+func WithPageSize(n int) Option { return fakeapi.WithPageSize(n) }
 
-// Server is a fake Vultr API. Close it when done.
+// Server is a fake Vultr API. Close it when done. URL, Seed, Instances, Count and the
+// fault and wait methods are fakeapi's, through the embedded Fake.
 type Server struct {
-	*httptest.Server
-	*fakeapi.Base[Request]
-	key string
+	*fakeapi.Fake[Request, string, Instance]
+	// oses are the os_id values a create may name. os_id is Vultr's alone (Linode names
+	// an image), so the set lives here rather than in the shared Settings.
+	oses map[int]bool
+}
 
-	mu        sync.Mutex
-	bootDelay time.Duration
-	plans     map[string]bool
-	regions   map[string]bool
-	oses      map[int]bool
-	pageSize  int
-	instances map[string]*Instance
-	passwords map[string]string // label -> default_password
-	seq       int
+// Vultr words the shared answers this way; govultr shows the "error" text to the caller.
+var apiErrors = fakeapi.Errors{
+	Write:        writeError,
+	Unauthorized: "Invalid API token.",
+	NotFound:     "Invalid API endpoint.",
+	Reasons: map[int]string{
+		http.StatusTooManyRequests: "Rate limit reached - please try your request again later.",
+		http.StatusPaymentRequired: "You must add a valid payment method to your account.",
+		http.StatusForbidden:       "Unauthorized IP address.",
+	},
+	ServerError: "An internal error occurred. Please try again.",
 }
 
 // New starts a fake that accepts only the given API key.
 func New(apiKey string, opts ...Option) *Server {
 	s := &Server{
-		Base: fakeapi.New(func(r *http.Request) Request {
-			return Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
-		}),
-		key:       apiKey,
-		plans:     map[string]bool{},
-		regions:   map[string]bool{},
-		oses:      map[int]bool{},
-		pageSize:  100,
-		instances: map[string]*Instance{},
-		passwords: map[string]string{},
+		Fake: fakeapi.NewFake(fakeapi.Spec[Request, Instance]{
+			Secret: apiKey,
+			Record: func(r *http.Request) Request {
+				return Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
+			},
+			Errors:   apiErrors,
+			Plans:    DefaultPlans,
+			Regions:  DefaultRegions,
+			PageSize: 100,
+			Seed: func(label, region, plan string, created time.Time) func(int) Instance {
+				return newInstance(label, label, region, plan, 2136, []string{"hangar"}, created)
+			},
+		}, fakeapi.NewStore(
+			func(in Instance) string { return in.ID },
+			func(in Instance) string { return in.Label },
+			Instance.clone,
+		), opts...),
+		oses: map[int]bool{},
 	}
-	WithPlans(DefaultPlans...)(s)
-	WithRegions(DefaultRegions...)(s)
 	for _, id := range DefaultOS {
 		s.oses[id] = true
 	}
-	for _, o := range opts {
-		o(s)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v2/instances", s.create)
-	mux.HandleFunc("GET /v2/instances", s.list)
-	mux.HandleFunc("GET /v2/instances/{id}", s.get)
-	mux.HandleFunc("DELETE /v2/instances/{id}", s.delete)
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, "Invalid API endpoint.")
+	s.Serve(map[string]http.HandlerFunc{
+		"POST /v2/instances":        s.create,
+		"GET /v2/instances":         s.list,
+		"GET /v2/instances/{id}":    s.get,
+		"DELETE /v2/instances/{id}": s.delete,
 	})
-	s.Server = httptest.NewServer(s.Front(s.authorized(mux), writeFault))
 	return s
 }
 
-// URL is the base URL to give hangar (--vultr-api).
-func (s *Server) URL() string { return s.Server.URL }
-
-// Close releases hanging requests, then stops the server.
-func (s *Server) Close() {
-	s.Release()
-	s.Server.Close()
-}
-
-// Seed adds an instance as if created earlier (active), returning it.
-func (s *Server) Seed(label, region, plan string) Instance {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in := s.add(label, label, region, plan, 2136, []string{"hangar"})
-	in.Created = time.Now().Add(-s.bootDelay - time.Second)
-	s.Notify()
-	return *in
-}
-
-// Instances returns a copy of the instances, oldest first.
-func (s *Server) Instances() []Instance {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Instance
-	for _, in := range s.sorted() {
-		c := *in
-		c.Tags = slices.Clone(in.Tags)
-		out = append(out, c)
-	}
-	return out
-}
-
-// Count is how many instances exist.
-func (s *Server) Count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.instances)
-}
-
 // Password is the default_password the fake generated for the instance with this label.
-func (s *Server) Password(label string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.passwords[label]
-	return p, ok
-}
-
-// authorized lets through only requests that carry the key.
-func (s *Server) authorized(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+s.key {
-			writeError(w, http.StatusUnauthorized, "Invalid API token.")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func writeFault(w http.ResponseWriter, status int) { writeError(w, status, statusReason(status)) }
-
-func statusReason(status int) string {
-	switch status {
-	case http.StatusTooManyRequests:
-		return "Rate limit reached - please try your request again later."
-	case http.StatusPaymentRequired:
-		return "You must add a valid payment method to your account."
-	case http.StatusForbidden:
-		return "Unauthorized IP address."
-	}
-	if status >= 500 {
-		return "An internal error occurred. Please try again."
-	}
-	return http.StatusText(status)
-}
+func (s *Server) Password(label string) (string, bool) { return s.Store.Secret(label) }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": msg, "status": status})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	// govultr decodes only an exact "application/json".
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	fakeapi.WriteJSON(w, status, map[string]any{"error": msg, "status": status})
 }
 
 type createBody struct {
@@ -235,39 +152,34 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Invalid JSON body.")
 		return
 	}
-	s.mu.Lock()
 	if msg := s.validate(b); msg != "" {
-		s.mu.Unlock()
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	in := s.add(b.Label, b.Hostname, b.Region, b.Plan, b.OsID, b.Tags)
 	pass := password()
-	s.passwords[in.Label] = pass
-	hang := s.TakeCreateHang()
+	// Labels are not unique at Vultr, so nothing can clash.
+	in, _ := s.Store.Add(pass, nil, newInstance(b.Label, b.Hostname, b.Region, b.Plan, b.OsID, b.Tags, time.Now()))
 	body := s.render(in)
 	// Vultr's answer to a create: pending, no address yet, and the only sight of the
 	// password.
 	body["status"], body["main_ip"], body["power_status"], body["server_status"] = "pending", "0.0.0.0", "stopped", "none"
 	body["default_password"] = pass
-	s.Notify()
-	s.mu.Unlock()
-	if hang {
+	if s.TakeCreateHang() {
 		s.Hang(r)
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"instance": body})
+	fakeapi.WriteJSON(w, http.StatusAccepted, map[string]any{"instance": body})
 }
 
-// validate answers as Vultr does for the mistakes hangar could make; the caller holds mu.
+// validate answers as Vultr does for the mistakes hangar could make.
 func (s *Server) validate(b createBody) string {
 	switch {
 	case b.Region == "":
 		return "Missing required parameter: region"
-	case !s.regions[b.Region]:
+	case !s.Settings.Regions[b.Region]:
 		return "Invalid region chosen."
 	case b.Plan == "":
 		return "Missing required parameter: plan"
-	case !s.plans[b.Plan]:
+	case !s.Settings.Plans[b.Plan]:
 		return "Invalid plan chosen."
 	case b.OsID == 0:
 		return "Missing required parameter: os_id"
@@ -279,31 +191,31 @@ func (s *Server) validate(b createBody) string {
 	return ""
 }
 
-// add stores a new instance; the caller holds mu.
-func (s *Server) add(label, hostname, region, plan string, osID int, tags []string) *Instance {
-	s.seq++
-	in := &Instance{
-		ID:       fmt.Sprintf("cb676a46-66fd-4dfb-b839-%012x", s.seq), // sorts by creation
-		Label:    label,
-		Hostname: hostname,
-		Region:   region,
-		Plan:     plan,
-		OsID:     osID,
-		IPv4:     fmt.Sprintf("203.0.113.%d", (s.seq-1)%254+1),
-		Tags:     slices.Clone(tags),
-		Created:  time.Now(),
+// newInstance builds the seq'th instance with Vultr's look: a UUID-shaped id whose
+// tail is the sequence number, so that ids sort by creation as the Store lists them.
+func newInstance(label, hostname, region, plan string, osID int, tags []string, created time.Time) func(seq int) Instance {
+	return func(seq int) Instance {
+		return Instance{
+			ID:       fmt.Sprintf("cb676a46-66fd-4dfb-b839-%012x", seq),
+			Label:    label,
+			Hostname: hostname,
+			Region:   region,
+			Plan:     plan,
+			OsID:     osID,
+			IPv4:     fmt.Sprintf("203.0.113.%d", (seq-1)%254+1),
+			Tags:     tags,
+			Created:  created,
+		}
 	}
-	s.instances[in.ID] = in
-	return in
 }
 
 // password makes a Vultr-looking password, distinct per instance.
 func password() string { return "V" + rand.Text()[:14] + "!x" }
 
-// render is the instance as the API shows it; the caller holds mu.
-func (s *Server) render(in *Instance) map[string]any {
+// render is the instance as the API shows it.
+func (s *Server) render(in Instance) map[string]any {
 	status, power, server, ip := "active", "running", "ok", in.IPv4
-	if time.Since(in.Created) < s.bootDelay {
+	if s.Settings.Booting(in.Created) {
 		status, power, server, ip = "pending", "stopped", "installingbooting", "0.0.0.0"
 	}
 	tags := in.Tags
@@ -323,37 +235,17 @@ func (s *Server) render(in *Instance) map[string]any {
 	}
 }
 
-func (s *Server) sorted() []*Instance {
-	out := make([]*Instance, 0, len(s.instances))
-	for _, in := range s.instances {
-		out = append(out, in)
-	}
-	slices.SortFunc(out, func(a, b *Instance) int { return strings.Compare(a.ID, b.ID) })
-	return out
-}
-
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	s.mu.Lock()
-	size := s.pageSize
+	size := s.Settings.PageSize
 	if v := q.Get("per_page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
-			s.mu.Unlock()
 			writeError(w, http.StatusBadRequest, "Invalid per_page value.")
 			return
 		}
 		size = n
 	}
-	var matched []map[string]any
-	for _, in := range s.sorted() {
-		if (q.Get("label") == "" || in.Label == q.Get("label")) &&
-			(q.Get("region") == "" || in.Region == q.Get("region")) &&
-			(q.Get("tag") == "" || slices.Contains(in.Tags, q.Get("tag"))) {
-			matched = append(matched, s.render(in))
-		}
-	}
-	s.mu.Unlock()
 	offset := 0
 	if c := q.Get("cursor"); c != "" {
 		n, err := decodeCursor(c)
@@ -363,19 +255,23 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
+	matched := s.Store.Select(func(in Instance) bool {
+		return (q.Get("label") == "" || in.Label == q.Get("label")) &&
+			(q.Get("region") == "" || in.Region == q.Get("region")) &&
+			(q.Get("tag") == "" || slices.Contains(in.Tags, q.Get("tag")))
+	})
 	page := []map[string]any{}
+	for _, in := range fakeapi.Window(matched, offset, size) {
+		page = append(page, s.render(in))
+	}
 	next, prev := "", ""
-	if offset < len(matched) {
-		end := min(offset+size, len(matched))
-		page = matched[offset:end]
-		if end < len(matched) {
-			next = encodeCursor(end)
-		}
+	if end := offset + size; end < len(matched) {
+		next = encodeCursor(end)
 	}
 	if offset > 0 {
 		prev = encodeCursor(max(offset-size, 0))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	fakeapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"instances": page,
 		"meta":      map[string]any{"total": len(matched), "links": map[string]string{"next": next, "prev": prev}},
 	})
@@ -399,30 +295,16 @@ func decodeCursor(c string) (int, error) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	in, ok := s.instances[r.PathValue("id")]
-	var body map[string]any
-	if ok {
-		body = s.render(in)
-	}
-	s.mu.Unlock()
+	in, ok := s.Store.Lookup(r.PathValue("id"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "Invalid instance-id.")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"instance": body})
+	fakeapi.WriteJSON(w, http.StatusOK, map[string]any{"instance": s.render(in)})
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	in, ok := s.instances[r.PathValue("id")]
-	if ok {
-		delete(s.instances, in.ID)
-		delete(s.passwords, in.Label)
-		s.Notify()
-	}
-	s.mu.Unlock()
-	if !ok {
+	if _, ok := s.Store.Remove(r.PathValue("id")); !ok {
 		writeError(w, http.StatusNotFound, "Invalid instance-id.")
 		return
 	}
