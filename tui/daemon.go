@@ -15,6 +15,10 @@ type Daemon interface {
 	Orders(ctx context.Context, status string, limit int, before int64) (api.OrderPage, error)
 	Order(ctx context.Context, id int64) (api.Order, error)
 	CancelOrder(ctx context.Context, id int64) (api.Order, error)
+	// TerminateOrder deletes an active order's server at its provider and marks the
+	// order terminated, answering the order as it now stands. Any other status is
+	// refused with an *api.Error (409). The provider call can take seconds.
+	TerminateOrder(ctx context.Context, id int64) (api.Order, error)
 	DeadLetters(ctx context.Context, limit int) ([]api.Order, error)
 	Requeue(ctx context.Context, id int64) (api.Order, error)
 	RequeueAll(ctx context.Context) (int, error)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
@@ -99,6 +100,7 @@ type Model struct {
 	confirm     *confirmMsg
 	status      string
 	statusErr   bool
+	notice      bool // status is a noticeMsg: it goes at the next key
 	help        help.Model
 	spinning    bool
 
@@ -185,15 +187,27 @@ type (
 		err   error
 	}
 	// confirmMsg asks the operator y/n before run; views send it for every action.
+	// working is the status line while run is in flight ("working…" when empty).
 	confirmMsg struct {
-		prompt string
-		run    tea.Cmd
+		prompt  string
+		working string
+		run     tea.Cmd
 	}
 	// actionDoneMsg reports an action's outcome on the status line and makes every
-	// view re-read the daemon.
+	// view re-read the daemon. orderID names the order acted on, if one; order, when
+	// set, is that order as the daemon answered, so views can show it before the
+	// re-read comes back.
 	actionDoneMsg struct {
+		text    string
+		err     error
+		orderID int64
+		order   *api.Order
+	}
+	// noticeMsg puts a line on the status bar without asking the daemon anything: why
+	// a key did nothing, for instance.
+	noticeMsg struct {
 		text string
-		err  error
+		err  bool
 	}
 )
 
@@ -205,6 +219,40 @@ func (q queueMsg) fetchErr() error { return q.err }
 
 func askConfirm(prompt string, run tea.Cmd) tea.Cmd {
 	return func() tea.Msg { return confirmMsg{prompt: prompt, run: run} }
+}
+
+func notice(err bool, format string, args ...any) tea.Cmd {
+	return func() tea.Msg { return noticeMsg{text: fmt.Sprintf(format, args...), err: err} }
+}
+
+// actionError names the action that failed, so the status line says what went wrong
+// and not only the daemon's sentence.
+type actionError struct {
+	what string
+	err  error
+}
+
+func (e *actionError) Error() string { return e.what + ": " + e.err.Error() }
+func (e *actionError) Unwrap() error { return e.err }
+
+func wrapAction(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return &actionError{what: fmt.Sprintf(format, args...), err: err}
+}
+
+// requestPrefix is how the client names the request in a transport error; after an
+// action's name it only repeats it.
+var requestPrefix = regexp.MustCompile(`^[A-Z]+ /\S*: `)
+
+// describeAction is describeErr with the failed action's name in front.
+func describeAction(err error) string {
+	var ae *actionError
+	if errors.As(err, &ae) {
+		return ae.what + ": " + requestPrefix.ReplaceAllString(describeErr(ae.err), "")
+	}
+	return describeErr(err)
 }
 
 func (m *Model) Init() tea.Cmd {
@@ -335,11 +383,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.render()
 		return m, nil
 	case actionDoneMsg:
-		m.status, m.statusErr = "✓ "+msg.text, msg.err != nil
+		m.status, m.statusErr, m.notice = "✓ "+msg.text, msg.err != nil, false
 		if msg.err != nil {
-			m.status = "✗ " + describeErr(msg.err)
+			m.status = "✗ " + describeAction(msg.err)
 		}
 		cmds = append(cmds, m.pollAll())
+	case noticeMsg:
+		m.status, m.statusErr, m.notice = msg.text, msg.err, true
 	case queueMsg:
 		if msg.err == nil {
 			m.state = stateReady
@@ -405,9 +455,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if m.confirm != nil {
 		switch {
 		case key.Matches(msg, km.Yes):
-			run := m.confirm.run
+			run, working := m.confirm.run, m.confirm.working
 			m.confirm = nil
-			m.status, m.statusErr = "working…", false
+			if working == "" {
+				working = "working…"
+			}
+			m.status, m.statusErr, m.notice = working, false, false
 			return run
 		case key.Matches(msg, km.No):
 			m.confirm = nil
@@ -436,6 +489,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.filterInput, cmd = m.filterInput.Update(msg)
 		m.activeView().setFilter(m.filterInput.Value())
 		return cmd
+	}
+	if m.notice {
+		m.status, m.notice = "", false
 	}
 	switch {
 	case key.Matches(msg, km.Quit):
@@ -626,8 +682,15 @@ func (m *Model) footer() string {
 // helpKeys adapts the active view's keys and the global ones to bubbles/help.
 type helpKeys struct{ m *Model }
 
+// shortKeyer is a view whose one-line help is a shorter list than its full help.
+type shortKeyer interface{ shortKeys() []key.Binding }
+
 func (h helpKeys) ShortHelp() []key.Binding {
-	return append(h.m.activeView().keys(), h.m.c.km.Help, h.m.c.km.Quit)
+	keys := h.m.activeView().keys()
+	if s, ok := h.m.activeView().(shortKeyer); ok {
+		keys = s.shortKeys()
+	}
+	return append(keys, h.m.c.km.Help, h.m.c.km.Quit)
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {

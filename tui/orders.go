@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,11 +15,16 @@ import (
 	"github.com/hangarhq/hangar/tui/api"
 )
 
+// ordersPage is how many orders one page of the orders view holds.
 const ordersPage = 200
 
+// ordersMsg answers one page load: the page of status whose orders are all below
+// before (0: the newest page). more says an older page exists.
 type ordersMsg struct {
 	status string
-	page   api.OrderPage
+	before int64
+	orders []api.Order
+	more   bool
 	err    error
 }
 
@@ -52,15 +58,29 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// orders lists orders newest first, filtered by status (server side) and text
-// (client side), with a detail pane showing an order's attempt history.
+// orders lists orders newest first, a page at a time, filtered by status (server
+// side) and text (client side), with a detail pane showing an order's attempt history.
+//
+// Pages are cut by the daemon's before cursor (an order id: the page holds the orders
+// below it). cursors is the stack of the pages walked so far, the shown one on top;
+// going back pops it, so a page comes back as it was cut even after new orders have
+// arrived on the first one.
 type orders struct {
 	orderTable
 	statusIx int // 0: all, else api.Statuses[statusIx-1]
 	sortIx   int
 	stale    bool
 	lastLoad time.Time
+	cursors  []int64 // cursors[0] is 0, the newest page
+	more     bool    // the shown page is not the last
+	// terminating holds the orders whose termination the operator confirmed and the
+	// daemon has not answered yet: their rows say so, and T is not offered twice.
+	terminating map[int64]bool
 }
+
+// terminateStartedMsg says the operator confirmed the termination of an order; the
+// actionDoneMsg naming the order ends it.
+type terminateStartedMsg struct{ id int64 }
 
 var orderCols = []column{
 	{"id", 6, 0, 0}, {"status", 13, 0, 0}, {"user", 6, 0, 4}, {"plan", 10, 1, 3}, {"region", 8, 1, 5},
@@ -68,7 +88,7 @@ var orderCols = []column{
 }
 
 func newOrders(c *common) *orders {
-	return &orders{orderTable: newOrderTable(c, orderCols)}
+	return &orders{orderTable: newOrderTable(c, orderCols), cursors: []int64{0}, terminating: map[int64]bool{}}
 }
 
 func (v *orders) title() string { return "orders" }
@@ -80,22 +100,56 @@ func (v *orders) status() string {
 	return api.Statuses[v.statusIx-1]
 }
 
+// before is the cursor of the shown page.
+func (v *orders) before() int64 { return v.cursors[len(v.cursors)-1] }
+
+// pageIndex is the shown page's place, 0 for the newest.
+func (v *orders) pageIndex() int { return len(v.cursors) - 1 }
+
+// refresh re-reads the shown page. It asks for one order more than a page: the
+// daemon's next_before only says that a page came back full, so a list of exactly
+// ordersPage orders would otherwise offer an empty page after it.
 func (v *orders) refresh() tea.Cmd {
-	d, ctx, status := v.c.d, v.c.ctx, v.status()
+	d, ctx, status, before := v.c.d, v.c.ctx, v.status(), v.before()
 	v.stale = false
 	v.lastLoad = v.c.now()
 	return func() tea.Msg {
-		p, err := d.Orders(ctx, status, ordersPage, 0)
-		return ordersMsg{status: status, page: p, err: err}
+		p, err := d.Orders(ctx, status, ordersPage+1, before)
+		msg := ordersMsg{status: status, before: before, orders: p.Orders, err: err}
+		if len(msg.orders) > ordersPage {
+			msg.orders, msg.more = msg.orders[:ordersPage], true
+		}
+		return msg
 	}
+}
+
+// turnPage shows the page below cursor (after pushing or popping it) once it loads.
+func (v *orders) turnPage() tea.Cmd {
+	v.all, v.loaded, v.more, v.err = nil, false, false, nil
+	if v.detail != nil {
+		v.closeDetail()
+	}
+	v.rebuild()
+	v.tbl.GotoTop()
+	return v.refresh()
 }
 
 func (v *orders) keys() []key.Binding {
 	km := v.c.km
 	if v.detail != nil {
-		return []key.Binding{km.Back, km.Up, km.Down, km.Cancel}
+		return []key.Binding{km.Back, km.Up, km.Down, km.Cancel, km.Terminate}
 	}
-	return []key.Binding{km.Up, km.Down, km.Detail, km.Status, km.Sort, km.Cancel}
+	return []key.Binding{km.Up, km.Down, km.Detail, km.Status, km.Sort, km.NextPage, km.PrevPage, km.Cancel, km.Terminate}
+}
+
+// shortKeys leaves the arrows and the page keys to the full help (the head line names
+// the page keys that apply), so the actions fit one line of a 100-column terminal.
+func (v *orders) shortKeys() []key.Binding {
+	km := v.c.km
+	if v.detail != nil {
+		return v.keys()
+	}
+	return []key.Binding{km.Detail, km.Status, km.Sort, km.Cancel, km.Terminate}
 }
 
 func (v *orders) setFilter(s string) { v.filt = s; v.rebuild() }
@@ -103,12 +157,12 @@ func (v *orders) setFilter(s string) { v.filt = s; v.rebuild() }
 func (v *orders) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case ordersMsg:
-		if msg.status != v.status() {
-			return nil // an answer for a filter the operator has since changed
+		if msg.status != v.status() || msg.before != v.before() {
+			return nil // an answer for a filter or page the operator has since left
 		}
 		v.err = msg.err
 		if msg.err == nil {
-			v.all, v.loaded = msg.page.Orders, true
+			v.all, v.more, v.loaded = msg.orders, msg.more, true
 			v.rebuild()
 		}
 	case orderDetailMsg:
@@ -117,10 +171,47 @@ func (v *orders) update(msg tea.Msg) tea.Cmd {
 			v.detail = &o
 			v.setDetail()
 		}
+	case terminateStartedMsg:
+		v.terminating[msg.id] = true
+		v.rebuild()
+	case actionDoneMsg:
+		if v.terminating[msg.orderID] {
+			delete(v.terminating, msg.orderID)
+			v.rebuild()
+		}
+		if msg.err == nil && msg.order != nil {
+			v.patch(*msg.order)
+		}
 	case eventBatchMsg:
 		return v.applyEvents(msg)
 	}
 	return nil
+}
+
+// patch shows o, as the daemon just answered it, in its row and the detail pane until
+// the re-read comes back. An order that left the status being filtered leaves the list.
+func (v *orders) patch(o api.Order) {
+	if i := slices.IndexFunc(v.all, func(x api.Order) bool { return x.OrderID == o.OrderID }); i >= 0 {
+		if v.status() != "" && o.Status != v.status() {
+			v.all = slices.Delete(v.all, i, i+1)
+		} else {
+			v.all[i] = o
+		}
+		v.rebuild()
+	}
+	if v.detail != nil && v.detail.OrderID == o.OrderID {
+		v.detail = &o
+		v.setDetail()
+	}
+}
+
+// onOtherPage reports whether an order we do not hold belongs to another page than the
+// shown one, going by id: those pages are cut by id, whatever the filter.
+func (v *orders) onOtherPage(id int64) bool {
+	if b := v.before(); b > 0 && id >= b {
+		return true
+	}
+	return v.more && len(v.all) > 0 && id < v.all[len(v.all)-1].OrderID
 }
 
 // applyEvents patches rows in place; an order we do not hold (new, or one that moved
@@ -134,6 +225,9 @@ func (v *orders) applyEvents(evs eventBatchMsg) tea.Cmd {
 		}
 		e := ev.Order
 		i := slices.IndexFunc(v.all, func(o api.Order) bool { return o.OrderID == e.OrderID })
+		if i < 0 && v.onOtherPage(e.OrderID) {
+			continue // a newer page's order, or an older one's: not on screen either way
+		}
 		if i < 0 || (v.status() != "" && e.Status != v.status()) {
 			v.stale = true
 			continue
@@ -169,6 +263,9 @@ func (v *orders) rebuild() {
 		if o.WaitingRetry {
 			status += "↻"
 		}
+		if v.terminating[o.OrderID] {
+			status = "terminating…"
+		}
 		return table.Row{
 			strconv.FormatInt(o.OrderID, 10), status, strconv.FormatInt(o.UserID, 10), o.SpecID, o.Region,
 			strconv.Itoa(o.Attempts), ago(now, o.UpdatedAt), oneLine(deref(o.ErrorMessage)),
@@ -198,19 +295,31 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return orderDetailMsg{order: full, err: err}
 		}
 	case key.Matches(msg, km.Status):
+		// Cursors cut for one status mean nothing for another: start from the newest.
 		v.statusIx = (v.statusIx + 1) % (len(api.Statuses) + 1)
-		v.all, v.loaded = nil, false
-		v.rebuild()
-		return v.refresh()
+		v.cursors = v.cursors[:1]
+		return v.turnPage()
+	case key.Matches(msg, km.NextPage):
+		switch {
+		case !v.loaded:
+			return nil
+		case !v.more:
+			return notice(false, "no older orders: this is the last page")
+		}
+		v.cursors = append(v.cursors, v.all[len(v.all)-1].OrderID)
+		return v.turnPage()
+	case key.Matches(msg, km.PrevPage):
+		if v.pageIndex() == 0 {
+			return notice(false, "no newer orders: this is the first page")
+		}
+		v.cursors = v.cursors[:len(v.cursors)-1]
+		return v.turnPage()
 	case key.Matches(msg, km.Sort):
 		v.sortIx = (v.sortIx + 1) % len(orderSorts)
 		v.rebuild()
 		return nil
 	case key.Matches(msg, km.Cancel):
-		o, ok := v.cursorOrder()
-		if v.detail != nil {
-			o, ok = *v.detail, true
-		}
+		o, ok := v.selected()
 		if !ok {
 			return nil
 		}
@@ -219,6 +328,12 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 			_, err := d.CancelOrder(ctx, o.OrderID)
 			return actionDoneMsg{text: fmt.Sprintf("order #%d cancelled", o.OrderID), err: wrapAction(err, "cancel #%d", o.OrderID)}
 		})
+	case key.Matches(msg, km.Terminate):
+		o, ok := v.selected()
+		if !ok {
+			return nil
+		}
+		return v.terminate(o)
 	}
 	var cmd tea.Cmd
 	if v.detail != nil && (key.Matches(msg, km.Up) || key.Matches(msg, km.Down)) {
@@ -229,11 +344,73 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-func wrapAction(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
+// selected is the order the action keys act on: the one in the detail pane when it
+// is open, else the one under the cursor.
+func (v *orders) selected() (api.Order, bool) {
+	if v.detail != nil {
+		return *v.detail, true
 	}
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
+	return v.cursorOrder()
+}
+
+// terminate asks before deleting o's server, which cannot be undone; only an active
+// order has a server, so for any other the status line says why nothing happens.
+func (v *orders) terminate(o api.Order) tea.Cmd {
+	switch {
+	case v.terminating[o.OrderID]:
+		return notice(false, "order #%d is already being terminated", o.OrderID)
+	case o.Status != "active":
+		return notice(true, "order #%d is %s: only an active order has a server to terminate", o.OrderID, o.Status)
+	}
+	server := "its server"
+	if ip := deref(o.IPAddress); ip != "" {
+		server += " " + ip
+	}
+	if o.Provider != "" {
+		server += " at " + o.Provider
+	}
+	d, ctx, id, refreshKey := v.c.d, v.c.ctx, o.OrderID, v.c.km.Refresh.Help().Key
+	return func() tea.Msg {
+		return confirmMsg{
+			prompt:  fmt.Sprintf("Terminate order #%d and delete %s? This cannot be undone.", id, server),
+			working: fmt.Sprintf("terminating order #%d…", id),
+			run: tea.Sequence(func() tea.Msg { return terminateStartedMsg{id: id} }, func() tea.Msg {
+				done, err := d.TerminateOrder(ctx, id)
+				if err != nil {
+					var ae *api.Error
+					if !errors.As(err, &ae) {
+						// Not answered: the daemon may have the deletion under way.
+						err = fmt.Errorf("%w (may still be under way; %s re-reads)", err, refreshKey)
+					}
+					return actionDoneMsg{err: wrapAction(err, "terminate order #%d", id), orderID: id}
+				}
+				return actionDoneMsg{text: fmt.Sprintf("order #%d terminated, its server deleted", id), orderID: id, order: &done}
+			}),
+		}
+	}
+}
+
+// position says which orders of the list the page holds, counting from the newest,
+// and which page keys lead somewhere from it.
+func (v *orders) position() string {
+	idx := v.pageIndex()
+	if !v.loaded {
+		return fmt.Sprintf("page %d", idx+1)
+	}
+	s := fmt.Sprintf("page %d empty", idx+1)
+	if n := len(v.all); n > 0 {
+		s = fmt.Sprintf("orders %d–%d", idx*ordersPage+1, idx*ordersPage+n)
+	}
+	if idx > 0 {
+		s += " · " + v.c.km.PrevPage.Help().Key + " newer"
+	}
+	switch {
+	case v.more:
+		s += " · " + v.c.km.NextPage.Help().Key + " older"
+	case idx > 0:
+		s += " · last page"
+	}
+	return s
 }
 
 func (v *orders) render() string {
@@ -244,6 +421,7 @@ func (v *orders) render() string {
 	}
 	head := st.Label.Render("status ") + st.Value.Render(status) +
 		st.Label.Render("  sort ") + st.Value.Render(orderSorts[v.sortIx].name) +
+		"  " + st.Value.Render(v.position()) +
 		st.Label.Render(fmt.Sprintf("  %d of %d shown", len(v.rows), len(v.all)))
 	head = v.withErr(head)
 	var body string

@@ -2,8 +2,11 @@ package tui_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,6 +203,10 @@ func TestConfirmations(t *testing.T) {
 		{"reset window yes", "4", "LIMITED", []string{"down", "x"}, "Reset the message window of user 7002?", "y", "ResetRateLimit 7002"},
 		{"reset window no", "4", "LIMITED", []string{"x"}, "Reset the message window of user 7001?", "n", "ResetRateLimit 7001"},
 		{"cancel order yes", "2", "6 of 6 shown", []string{"c"}, "Cancel order #45 (pending)?", "y", "CancelOrder 45"},
+		{"terminate yes", "2", "6 of 6 shown", []string{"down", "down", "T"}, "Terminate order #43 and delete its server 203.0.113.7 at sim? This cannot be undone.", "y", "TerminateOrder 43"},
+		{"terminate no", "2", "6 of 6 shown", []string{"down", "down", "T"}, "Terminate order #43 and delete its server 203.0.113.7 at sim?", "n", "TerminateOrder 43"},
+		{"terminate esc", "2", "6 of 6 shown", []string{"down", "down", "down", "down", "T"}, "Terminate order #41 and delete its server", "esc", "TerminateOrder 41"},
+		{"terminate from detail", "2", "6 of 6 shown", []string{"down", "down", "enter", "T"}, "Terminate order #43 and delete", "y", "TerminateOrder 43"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -342,4 +349,246 @@ func TestQuitKeys(t *testing.T) {
 			b.tm.WaitFinished(t, teatest.WithFinalTimeout(waitFor))
 		})
 	}
+}
+
+// row matches an orders table row of the final frame by its id and status.
+func row(id int64, status string) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`(?m)^\s*%d\s+%s\s`, id, regexp.QuoteMeta(status)))
+}
+
+func calledPrefix(d *fakedaemon.Daemon, prefix string) []string {
+	var out []string
+	for _, c := range d.Calls() {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestTerminateConfirmed follows one termination: the question, the status line and
+// the row while the daemon works, then the outcome and the row as the daemon answered.
+func TestTerminateConfirmed(t *testing.T) {
+	b := setup(t)
+	release := b.d.Hold("TerminateOrder")
+	defer release()
+	b.waitScreen(t, "queue depth")
+	b.keys("2")
+	b.waitScreen(t, "6 of 6 shown")
+	b.keys("down", "down", "T")
+	b.waitScreen(t, "Terminate order #43 and delete its server 203.0.113.7 at sim? This cannot be undone. (y/n)")
+	b.keys("y")
+	if !b.d.WaitCall("TerminateOrder 43", waitFor) {
+		t.Fatalf("TerminateOrder 43 not called after y: %v", b.d.Calls())
+	}
+	b.waitScreen(t, "terminating order #43…", "terminating…")
+	b.keys("T") // the same order again while the first request is out
+	b.waitScreen(t, "order #43 is already being terminated")
+	release()
+	b.waitScreen(t, "✓ order #43 terminated, its server deleted")
+	out := b.finish(t)
+	if !row(43, "terminated").MatchString(out) {
+		t.Fatalf("row of #43 does not say terminated:\n%s", out)
+	}
+	if !row(41, "active").MatchString(out) {
+		t.Fatalf("another active order changed:\n%s", out)
+	}
+	if got := calledPrefix(b.d, "TerminateOrder"); len(got) != 1 {
+		t.Fatalf("terminate calls = %v, want one", got)
+	}
+}
+
+// TestTerminateRefusedForInactive: only an active order has a server; for any other
+// the console says why and asks the daemon nothing.
+func TestTerminateRefusedForInactive(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"pending", []string{"T"}, "order #45 is pending: only an active order has a server to terminate"},
+		{"provisioning", []string{"down", "T"}, "order #44 is provisioning: only an active order"},
+		{"failed in detail", []string{"down", "down", "down", "enter", "T"}, "order #42 is failed: only an active order"},
+		{"cancelled", []string{"down", "down", "down", "down", "down", "T"}, "order #40 is cancelled: only an active order"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := setup(t)
+			b.waitScreen(t, "queue depth")
+			b.keys("2")
+			b.waitScreen(t, "6 of 6 shown")
+			b.keys(tt.keys...)
+			b.waitScreen(t, tt.want)
+			b.keys("y") // nothing is waiting for an answer
+			out := b.finish(t)
+			if strings.Contains(out, "(y/n)") || strings.Contains(out, "Terminate order") {
+				t.Fatalf("a non-active order was offered for termination:\n%s", out)
+			}
+			if got := calledPrefix(b.d, "TerminateOrder"); len(got) != 0 {
+				t.Fatalf("the daemon was asked: %v", got)
+			}
+		})
+	}
+}
+
+// TestTerminateError: a refusal or a failure of the daemon, and a request that did
+// not get an answer, each show on the status line with the order named; the row
+// stays as it was.
+func TestTerminateError(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"refused", &api.Error{Status: 409, Code: "conflict", Message: "the order is not in a state that allows this: order 43 is terminated"},
+			"✗ terminate order #43: the order is not in a state that allows this: order 43 is terminated (409)"},
+		{"provider failed", &api.Error{Status: 500, Code: "internal", Message: "internal error"},
+			"✗ terminate order #43: internal error (500)"},
+		{"no answer", errors.New("POST /admin/orders/43/terminate: context deadline exceeded"),
+			"✗ terminate order #43: context deadline exceeded (may still be under way; g re-reads)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := setup(t, func(d *fakedaemon.Daemon) { d.Fail("TerminateOrder", tt.err) })
+			b.waitScreen(t, "queue depth")
+			b.keys("2")
+			b.waitScreen(t, "6 of 6 shown")
+			b.keys("down", "down", "T")
+			b.waitScreen(t, "Terminate order #43", "(y/n)")
+			b.keys("y")
+			b.waitScreen(t, tt.want)
+			out := b.finish(t)
+			if !strings.Contains(out, tt.want) {
+				t.Fatalf("final screen lacks %q:\n%s", tt.want, out)
+			}
+			if !row(43, "active").MatchString(out) {
+				t.Fatalf("row of #43 changed after a failed terminate:\n%s", out)
+			}
+			if strings.Contains(out, "unreachable") {
+				t.Fatalf("one failed action raised the daemon banner:\n%s", out)
+			}
+		})
+	}
+}
+
+// manyOrders replaces the seed's orders with n orders, ids n down to 1: odd ids
+// pending, even ids active.
+func manyOrders(n int64) func(*fakedaemon.Daemon) {
+	return func(d *fakedaemon.Daemon) {
+		d.AllOrders = nil
+		for id := n; id >= 1; id-- {
+			status := "active"
+			if id%2 == 1 {
+				status = "pending"
+			}
+			d.AllOrders = append(d.AllOrders, fakedaemon.NewOrder(id, id%9+1, status, 1, ""))
+		}
+	}
+}
+
+func countCalls(d *fakedaemon.Daemon, call string) int {
+	n := 0
+	for _, c := range d.Calls() {
+		if c == call {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOrdersPaging walks 450 orders a page at a time and back, by the daemon's before
+// cursor.
+func TestOrdersPaging(t *testing.T) {
+	b := setup(t, manyOrders(450))
+	b.waitScreen(t, "queue depth")
+	b.keys("2")
+	b.waitScreen(t, "orders 1–200 · ] older", "200 of 200 shown")
+	b.keys("]")
+	b.waitScreen(t, "orders 201–400 · [ newer · ] older", "200 of 200 shown")
+	if !b.d.Called("Orders before 251") {
+		t.Fatalf("page 2 was not asked for below #251: %v", b.d.Calls())
+	}
+	b.keys("]")
+	b.waitScreen(t, "orders 401–450 · [ newer · last page", "50 of 50 shown")
+	if !b.d.Called("Orders before 51") {
+		t.Fatalf("page 3 was not asked for below #51: %v", b.d.Calls())
+	}
+	b.keys("]")
+	b.waitScreen(t, "no older orders: this is the last page")
+	last := b.finish(t)
+	if !row(50, "active").MatchString(last) || !row(49, "pending").MatchString(last) || row(51, "pending").MatchString(last) {
+		t.Fatalf("page 3 does not start at #50:\n%s", last)
+	}
+	if got := calledPrefix(b.d, "Orders before"); slices.ContainsFunc(got, func(c string) bool { return c != "Orders before 251" && c != "Orders before 51" }) {
+		t.Fatalf("asked past the last page: %v", got)
+	}
+
+	// Back again: the stack of cursors gives the pages as they were cut.
+	b = setup(t, manyOrders(450))
+	b.waitScreen(t, "queue depth")
+	b.keys("2")
+	b.waitScreen(t, "orders 1–200 · ] older")
+	b.keys("]")
+	b.waitScreen(t, "orders 201–400")
+	b.keys("]")
+	b.waitScreen(t, "orders 401–450")
+	before := countCalls(b.d, "Orders before 251")
+	b.keys("[")
+	b.waitScreen(t, "orders 201–400 · [ newer · ] older")
+	if countCalls(b.d, "Orders before 251") <= before {
+		t.Fatalf("going back did not re-read the page below #251: %v", b.d.Calls())
+	}
+	b.keys("[")
+	b.waitScreen(t, "orders 1–200 · ] older")
+	b.keys("[")
+	b.waitScreen(t, "no newer orders: this is the first page")
+	first := b.finish(t)
+	if !row(450, "active").MatchString(first) || !strings.Contains(first, "orders 1–200") {
+		t.Fatalf("not back on the newest page:\n%s", first)
+	}
+}
+
+// TestOrdersPagingKeepsStatusFilter: pages of a filtered list hold only that status,
+// and changing the filter starts again from the newest page.
+func TestOrdersPagingKeepsStatusFilter(t *testing.T) {
+	b := setup(t, manyOrders(450))
+	b.waitScreen(t, "queue depth")
+	b.keys("2")
+	b.waitScreen(t, "orders 1–200 · ] older")
+	b.keys("s")
+	b.waitScreen(t, "status pending", "orders 1–200 · ] older")
+	b.keys("]")
+	b.waitScreen(t, "status pending", "orders 201–225 · [ newer · last page", "25 of 25 shown")
+	if !b.d.Called("Orders pending before 51") {
+		t.Fatalf("the second pending page was not asked for with the filter: %v", b.d.Calls())
+	}
+	b.keys("/", "#4", "enter") // a text filter is kept too, and narrows within the page
+	b.waitScreen(t, "5 of 25 shown")
+	b.keys("esc")
+	b.waitScreen(t, "25 of 25 shown")
+	b.tm.Send(tea.WindowSizeMsg{Width: 100, Height: 40}) // room for all 25 rows
+	b.keys("?")
+	b.waitScreen(t, "older page", "newer page", "terminate server")
+	b.keys("?")
+	b.waitScreen(t, "T terminate server")
+	out := b.finish(t)
+	if !row(49, "pending").MatchString(out) || !row(1, "pending").MatchString(out) {
+		t.Fatalf("page 2 of pending lacks #49 or #1:\n%s", out)
+	}
+	if regexp.MustCompile(`(?m)^\s*\d+\s+active\s`).MatchString(out) {
+		t.Fatalf("an active order on a pending page:\n%s", out)
+	}
+
+	b = setup(t, manyOrders(450))
+	b.waitScreen(t, "queue depth")
+	b.keys("2", "s")
+	b.waitScreen(t, "status pending", "orders 1–200 · ] older")
+	b.keys("]")
+	b.waitScreen(t, "orders 201–225")
+	b.keys("s") // provisioning: none, from the newest page
+	b.waitScreen(t, "status provisioning", "page 1 empty", "no orders match")
+	if !b.d.WaitCall("Orders provisioning", waitFor) || len(calledPrefix(b.d, "Orders provisioning before")) != 0 {
+		t.Fatalf("a new filter kept the old page's cursor: %v", b.d.Calls())
+	}
+	b.finish(t)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,9 +29,10 @@ const consoleWait = 10 * time.Second
 // console is a teatest program plus everything it has printed so far, without
 // terminal escapes, so that waits can match text that was drawn in an earlier frame.
 type console struct {
-	tm  *teatest.TestModel
-	mu  sync.Mutex
-	out []byte
+	tm   *teatest.TestModel
+	mu   sync.Mutex
+	out  []byte
+	from int // wait matches output from here on (see since)
 }
 
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]`)
@@ -64,7 +66,7 @@ func (c *console) wait(t *testing.T, patterns ...string) {
 	ok := func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		screen = ansiRE.ReplaceAllString(string(c.out), "")
+		screen = ansiRE.ReplaceAllString(string(c.out[c.from:]), "")
 		for _, re := range res {
 			if !re.MatchString(screen) {
 				return false
@@ -93,6 +95,14 @@ func (c *console) wait(t *testing.T, patterns ...string) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// since makes later waits look only at what is printed from now on, so that text
+// drawn before (the same page position, say) cannot satisfy them.
+func (c *console) since() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.from = len(c.out)
 }
 
 func (c *console) keys(keys ...string) {
@@ -257,4 +267,144 @@ func TestConsoleShowsDemoTraffic(t *testing.T) {
 	if !strings.Contains(logs, "demo traffic on") {
 		t.Fatalf("demo did not report starting:\n%s", logs)
 	}
+}
+
+// writePlans writes a catalogue with a plan the simulator provisions and one it
+// refuses permanently, so an order of it dead-letters on its first attempt.
+func writePlans(t *testing.T) string {
+	t.Helper()
+	plans := filepath.Join(t.TempDir(), "plans.json")
+	if err := os.WriteFile(plans, []byte(`{"currency": "KRW", "plans": [
+		{"spec_id": "sim-nano", "name": "nano", "provider": "sim", "plan": "sim-1c-1g", "regions": ["tokyo"], "price": 5000},
+		{"spec_id": "sim-broken", "name": "broken", "provider": "sim", "plan": "invalid", "regions": ["tokyo"], "price": 5000}
+	]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return plans
+}
+
+func (d *daemon) deposit(t *testing.T, user, amount int64) {
+	t.Helper()
+	if r := d.call(t, "POST", fmt.Sprintf("/admin/users/%d/deposit", user), hangartest.AdminToken, map[string]any{"amount": amount}); r.Status != 200 {
+		t.Fatalf("deposit: %d %s", r.Status, r.Body)
+	}
+}
+
+func (d *daemon) order(t *testing.T, id int64) (status string, events []string) {
+	t.Helper()
+	var o struct {
+		Status  string `json:"status"`
+		History []struct {
+			Event string `json:"event"`
+		} `json:"history"`
+	}
+	r := d.call(t, "GET", fmt.Sprintf("/admin/orders/%d", id), hangartest.AdminToken, nil)
+	if r.Status != 200 {
+		t.Fatalf("GET order %d: %d %s", id, r.Status, r.Body)
+	}
+	r.JSON(t, &o)
+	for _, h := range o.History {
+		events = append(events, h.Event)
+	}
+	return o.Status, events
+}
+
+// settle waits until the daemon's queue is empty and nothing is being provisioned.
+func (d *daemon) settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var q struct {
+			Depth    int64 `json:"depth"`
+			InFlight int64 `json:"in_flight"`
+		}
+		d.call(t, "GET", "/admin/queue", hangartest.AdminToken, nil).JSON(t, &q)
+		if q.Depth == 0 && q.InFlight == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue did not settle: %+v", q)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestConsoleTerminatesActiveOrder: the operator terminates an active order from the
+// orders view; the daemon deletes the server and the row follows, and the console
+// then refuses to offer the now terminated order again.
+func TestConsoleTerminatesActiveOrder(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), "HANGAR_SIM_LATENCY=100ms", "HANGAR_SIM_FAIL_RATE=0", "HANGAR_PLANS="+writePlans(t))
+	const user = 4343
+	d.deposit(t, user, 100000)
+	id := d.placeOrder(t, user, "sim-nano", "tokyo")
+	con := startConsole(t, d.URL)
+	con.wait(t, fmt.Sprintf(`#%d\s+succeeded\s+active`, id))
+	con.keys("2")
+	con.wait(t, fmt.Sprintf(`\b%d\s+active\s+%d\s+sim-nano`, id, user), `orders 1–1\b`)
+	con.since()
+	con.keys("T")
+	con.wait(t, fmt.Sprintf(`Terminate order #%d and delete its server (\S+ )?at sim\? This cannot be undone\. \(y/n\)`, id))
+	con.since()
+	con.keys("y")
+	con.wait(t, fmt.Sprintf(`✓ order #%d terminated, its server deleted`, id), fmt.Sprintf(`\b%d\s+terminated\s+%d\s+sim-nano`, id, user))
+
+	status, events := d.order(t, id)
+	if status != "terminated" || !slices.Contains(events, "terminated") {
+		t.Fatalf("order %d is %s with history %v: the console's terminate did not reach the daemon", id, status, events)
+	}
+
+	con.since()
+	con.keys("T")
+	con.wait(t, fmt.Sprintf(`order #%d is terminated: only an active order has a server to terminate`, id))
+	con.finish(t)
+}
+
+// TestConsolePagesOrders: more than a page of real orders, walked forward and back
+// through the admin API's before cursor, with and without a status filter.
+func TestConsolePagesOrders(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), "HANGAR_SIM_LATENCY=5ms", "HANGAR_SIM_FAIL_RATE=0", "HANGAR_MAX_CONCURRENCY=20",
+		"HANGAR_ORDERS_PER_HOUR=1000", "HANGAR_PLANS="+writePlans(t))
+	const user, good, broken = 4444, 215, 15
+	d.deposit(t, user, (good+broken)*5000)
+	var ids []int64
+	for i := range good + broken {
+		spec := "sim-nano"
+		if i%15 == 7 {
+			spec = "sim-broken"
+		}
+		ids = append(ids, d.placeOrder(t, user, spec, "tokyo"))
+	}
+	d.settle(t)
+	newest, oldest := slices.Max(ids), slices.Min(ids)
+
+	con := startConsole(t, d.URL)
+	con.wait(t, "queue depth")
+	con.keys("2")
+	con.wait(t, `status all\s+sort newest\s+orders 1–200 · \] older\s+200 of 200 shown`, fmt.Sprintf(`\s%d\s+active\s+%d\s`, newest, user))
+	con.since()
+	con.keys("]")
+	con.wait(t, `orders 201–230 · \[ newer · last page\s+30 of 30 shown`, fmt.Sprintf(`\s%d\s+active\s+%d\s`, oldest, user))
+	con.since()
+	con.keys("]")
+	con.wait(t, `no older orders: this is the last page`)
+	con.since()
+	con.keys("[")
+	con.wait(t, `orders 1–200 · \] older\s+200 of 200 shown`)
+
+	con.since()
+	con.keys("s", "s", "s") // pending, provisioning, active
+	con.wait(t, `status active\s+sort newest\s+orders 1–200 · \] older\s+200 of 200 shown`)
+	con.since()
+	con.keys("]")
+	con.wait(t, `status active\s+sort newest\s+orders 201–215 · \[ newer · last page\s+15 of 15 shown`)
+	con.since()
+	con.keys("[")
+	con.wait(t, `status active\s+sort newest\s+orders 1–200 · \] older`)
+	con.since()
+	con.keys("s") // failed: the broken plan's dead letters, one page
+	con.wait(t, `status failed\s+sort newest\s+orders 1–15\s+15 of 15 shown`)
+	con.since()
+	con.keys("]")
+	con.wait(t, `no older orders: this is the last page`)
+	con.finish(t)
 }

@@ -114,6 +114,19 @@ func (c *Client) CancelOrder(ctx context.Context, id int64) (api.Order, error) {
 	return v, c.do(ctx, http.MethodPost, "/admin/orders/"+strconv.FormatInt(id, 10)+"/cancel", nil, &v)
 }
 
+// terminateTimeout is how long TerminateOrder waits at least: the daemon gives the
+// provider up to 30 s to delete the server before it answers.
+const terminateTimeout = 40 * time.Second
+
+// TerminateOrder asks the daemon to delete an active order's server. It waits longer
+// than the other calls (see terminateTimeout): giving up early would report a failure
+// for a server the daemon is still deleting.
+func (c *Client) TerminateOrder(ctx context.Context, id int64) (api.Order, error) {
+	var v api.Order
+	return v, c.doWithin(ctx, max(c.requestTimeout, terminateTimeout), http.MethodPost,
+		"/admin/orders/"+strconv.FormatInt(id, 10)+"/terminate", nil, &v)
+}
+
 func (c *Client) DeadLetters(ctx context.Context, limit int) ([]api.Order, error) {
 	q := url.Values{}
 	if limit > 0 {
@@ -181,7 +194,11 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 }
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout)
+	return c.doWithin(ctx, c.requestTimeout, method, path, q, out)
+}
+
+func (c *Client) doWithin(ctx context.Context, timeout time.Duration, method, path string, q url.Values, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := c.newRequest(ctx, method, path, q)
 	if err != nil {

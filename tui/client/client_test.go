@@ -62,18 +62,19 @@ func setup(t *testing.T, routes map[string]string) (*client.Client, *[]seen) {
 func TestRESTCalls(t *testing.T) {
 	order := `{"order_id":12,"user_id":4,"status":"failed","spec_id":"nano-1","region":"tokyo","attempts":4,"error_message":"quota","ip_address":null,"created_at":"2026-11-29T19:40:00Z","updated_at":"2026-11-29T19:41:00Z","history":[{"at":"2026-11-29T19:40:00Z","event":"enqueued","status":"pending","attempt":0}]}`
 	routes := map[string]string{
-		"GET /admin/queue":             `{"at":"2026-11-29T19:40:00Z","depth":12,"in_flight":5,"dead_letters":3,"lag_seconds":4.2,"alarms":{"depth":true},"thresholds":{"depth":500,"dead_letters":10,"lag_seconds":600}}`,
-		"GET /admin/orders":            `{"orders":[` + order + `],"next_before":77}`,
-		"GET /admin/orders/12":         order,
-		"POST /admin/orders/12/cancel": order,
-		"GET /admin/dlq":               `{"dead_letters":[` + order + `]}`,
-		"POST /admin/dlq/12/requeue":   order,
-		"POST /admin/dlq/requeue":      `{"requeued":3}`,
-		"DELETE /admin/dlq":            `{"purged":2}`,
-		"GET /admin/ratelimits":        `{"limit":30,"window_seconds":60,"windows":[{"user_id":1,"count":29,"reset_at":"2026-11-29T19:41:00Z","limited":false}]}`,
-		"DELETE /admin/ratelimit/7":    `{"user_id":7,"reset":true}`,
-		"GET /admin/outbox":            `{"sending":true,"queued":[{"id":1,"chat_id":5,"text":"hi","status":"queued"}],"recent":[]}`,
-		"GET /api/admin/stats":         `{"total_views":100,"today_views":7,"today_unique_visitors":3,"top_slugs":[{"slug":"hello","views":60}]}`,
+		"GET /admin/queue":                `{"at":"2026-11-29T19:40:00Z","depth":12,"in_flight":5,"dead_letters":3,"lag_seconds":4.2,"alarms":{"depth":true},"thresholds":{"depth":500,"dead_letters":10,"lag_seconds":600}}`,
+		"GET /admin/orders":               `{"orders":[` + order + `],"next_before":77}`,
+		"GET /admin/orders/12":            order,
+		"POST /admin/orders/12/cancel":    order,
+		"POST /admin/orders/12/terminate": strings.Replace(order, `"status":"failed"`, `"status":"terminated"`, 1),
+		"GET /admin/dlq":                  `{"dead_letters":[` + order + `]}`,
+		"POST /admin/dlq/12/requeue":      order,
+		"POST /admin/dlq/requeue":         `{"requeued":3}`,
+		"DELETE /admin/dlq":               `{"purged":2}`,
+		"GET /admin/ratelimits":           `{"limit":30,"window_seconds":60,"windows":[{"user_id":1,"count":29,"reset_at":"2026-11-29T19:41:00Z","limited":false}]}`,
+		"DELETE /admin/ratelimit/7":       `{"user_id":7,"reset":true}`,
+		"GET /admin/outbox":               `{"sending":true,"queued":[{"id":1,"chat_id":5,"text":"hi","status":"queued"}],"recent":[]}`,
+		"GET /api/admin/stats":            `{"total_views":100,"today_views":7,"today_unique_visitors":3,"top_slugs":[{"slug":"hello","views":60}]}`,
 	}
 	ctx := t.Context()
 	tests := []struct {
@@ -109,6 +110,13 @@ func TestRESTCalls(t *testing.T) {
 			}},
 		{"cancel", func(c *client.Client) (any, error) { return c.CancelOrder(ctx, 12) },
 			seen{"POST", "/admin/orders/12/cancel", ""}, nil},
+		{"terminate", func(c *client.Client) (any, error) { return c.TerminateOrder(ctx, 12) },
+			seen{"POST", "/admin/orders/12/terminate", ""},
+			func(t *testing.T, v any) {
+				if o := v.(api.Order); o.OrderID != 12 || o.Status != "terminated" {
+					t.Errorf("terminated order = %+v", o)
+				}
+			}},
 		{"dead letters", func(c *client.Client) (any, error) { return c.DeadLetters(ctx, 100) },
 			seen{"GET", "/admin/dlq", "limit=100"},
 			func(t *testing.T, v any) {
@@ -363,5 +371,45 @@ func TestEventsUnreachableBacksOff(t *testing.T) {
 	// RetryAt = now + backoff, so consecutive gaps grow until the cap.
 	if gaps[1] < gaps[0] {
 		t.Errorf("backoff did not grow: %v", gaps)
+	}
+}
+
+// TestTerminateRefused: the admin API's 409 for an order that is not active comes
+// back as an *api.Error carrying the daemon's sentence.
+func TestTerminateRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/admin/orders/45/terminate" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		fmt.Fprint(w, `{"error":"the order is not in a state that allows this: order 45 is pending","code":"conflict"}`)
+	}))
+	defer srv.Close()
+	c, _ := client.New(srv.URL, token)
+	_, err := c.TerminateOrder(t.Context(), 45)
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Status != 409 || ae.Code != "conflict" || !strings.Contains(ae.Message, "order 45 is pending") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestTerminateOutlastsRequestTimeout: deleting a server takes the provider seconds,
+// so a terminate is not cut off by the deadline that suits reads.
+func TestTerminateOutlastsRequestTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"order_id":43,"status":"terminated"}`)
+	}))
+	defer srv.Close()
+	c, _ := client.New(srv.URL, token, client.WithRequestTimeout(100*time.Millisecond))
+	if _, err := c.Order(t.Context(), 43); err == nil {
+		t.Fatal("a read outlived the request timeout; the test proves nothing")
+	}
+	o, err := c.TerminateOrder(t.Context(), 43)
+	if err != nil || o.Status != "terminated" {
+		t.Fatalf("terminate = %+v, %v", o, err)
 	}
 }

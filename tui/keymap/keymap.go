@@ -17,6 +17,9 @@ type KeyMap struct {
 	Status     key.Binding
 	Sort       key.Binding
 	Cancel     key.Binding
+	Terminate  key.Binding // deletes a real server: capital, and always confirmed
+	NextPage   key.Binding
+	PrevPage   key.Binding
 	Requeue    key.Binding
 	RequeueAll key.Binding
 	Purge      key.Binding
@@ -41,6 +44,9 @@ func DefaultKeyMap() KeyMap {
 		Status:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "status filter")),
 		Sort:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
 		Cancel:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel order")),
+		Terminate:  key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "terminate server")),
+		NextPage:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "older page")),
+		PrevPage:   key.NewBinding(key.WithKeys("["), key.WithHelp("[", "newer page")),
 		Requeue:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "requeue")),
 		RequeueAll: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "requeue all")),
 		Purge:      key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "purge")),

@@ -1,10 +1,12 @@
 package fakedaemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,11 +30,14 @@ type Daemon struct {
 	Mail      api.Outbox
 	Blog      api.BlogStats
 	changed   chan string
+	fail      map[string]error         // method name -> error every call of it returns
+	gates     map[string]chan struct{} // method name -> closed when the call may answer
 }
 
 // New returns a fake seeded with Seed's data.
 func New() *Daemon {
-	d := &Daemon{events: make(chan api.Event, 4096), changed: make(chan string, 1024)}
+	d := &Daemon{events: make(chan api.Event, 4096), changed: make(chan string, 1024),
+		fail: map[string]error{}, gates: map[string]chan struct{}{}}
 	Seed(d)
 	return d
 }
@@ -62,19 +67,67 @@ func (d *Daemon) WaitCall(call string, timeout time.Duration) bool {
 	}
 }
 
-func (d *Daemon) record(format string, args ...any) error {
+// Fail makes every later call of method (such as "TerminateOrder") return err, as a
+// daemon that refuses it (an *api.Error) or a call that did not get through (any other
+// error). A nil err restores normal answers.
+func (d *Daemon) Fail(method string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err == nil {
+		delete(d.fail, method)
+		return
+	}
+	d.fail[method] = err
+}
+
+// Hold makes later calls of method wait, once recorded, until release is called, so a
+// test can see what the console shows while a call is in flight. The wait also ends
+// with the call's context.
+func (d *Daemon) Hold(method string) (release func()) {
+	gate := make(chan struct{})
+	d.mu.Lock()
+	d.gates[method] = gate
+	d.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			d.mu.Lock()
+			if d.gates[method] == gate {
+				delete(d.gates, method)
+			}
+			d.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// record notes a call; its error is the one the call must return, if any.
+func (d *Daemon) record(format string, args ...any) error {
+	return d.recordCtx(context.Background(), format, args...)
+}
+
+func (d *Daemon) recordCtx(ctx context.Context, format string, args ...any) error {
+	d.mu.Lock()
 	c := fmt.Sprintf(format, args...)
+	method, _, _ := strings.Cut(c, " ")
 	d.calls = append(d.calls, c)
 	select {
 	case d.changed <- c:
 	default:
 	}
-	if d.down {
+	gate, down, fail := d.gates[method], d.down, d.fail[method]
+	d.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if down {
 		return ErrUnreachable
 	}
-	return nil
+	return fail
 }
 
 // answer records the call and, unless the fake is down, returns get's result, read
@@ -107,16 +160,33 @@ func (d *Daemon) Queue(ctx context.Context) (api.QueueStats, error) {
 	return answer(d, func() api.QueueStats { return d.Stats }, "Queue")
 }
 
+// Orders pages like the daemon: newest first, ids below before (when set), at most
+// limit (when set), and next_before is the last id of a full page. The call is
+// recorded as "Orders", then the status and "before <id>" when they are set:
+// "Orders pending before 51".
 func (d *Daemon) Orders(ctx context.Context, status string, limit int, before int64) (api.OrderPage, error) {
+	call := "Orders"
+	if status != "" {
+		call += " " + status
+	}
+	if before > 0 {
+		call += fmt.Sprintf(" before %d", before)
+	}
 	return answer(d, func() api.OrderPage {
 		var out []api.Order
 		for _, o := range d.AllOrders {
-			if status == "" || o.Status == status {
+			if (status == "" || o.Status == status) && (before <= 0 || o.OrderID < before) {
 				out = append(out, o)
 			}
 		}
-		return api.OrderPage{Orders: out}
-	}, "Orders %s", status)
+		slices.SortStableFunc(out, func(a, b api.Order) int { return cmp.Compare(b.OrderID, a.OrderID) })
+		var next int64
+		if limit > 0 && len(out) >= limit {
+			out = out[:limit]
+			next = out[limit-1].OrderID
+		}
+		return api.OrderPage{Orders: out, NextBefore: next}
+	}, "%s", call)
 }
 
 func (d *Daemon) Order(ctx context.Context, id int64) (api.Order, error) {
@@ -138,6 +208,41 @@ func (d *Daemon) CancelOrder(ctx context.Context, id int64) (api.Order, error) {
 		return api.Order{}, err
 	}
 	return api.Order{OrderID: id, Status: "cancelled"}, nil
+}
+
+// TerminateOrder turns an active order terminated, as the daemon does once the
+// provider has deleted the server; any other status is refused with a 409 as the
+// admin API answers it.
+func (d *Daemon) TerminateOrder(ctx context.Context, id int64) (api.Order, error) {
+	if err := d.recordCtx(ctx, "TerminateOrder %d", id); err != nil {
+		return api.Order{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := slices.IndexFunc(d.AllOrders, func(o api.Order) bool { return o.OrderID == id })
+	if i < 0 {
+		return api.Order{}, &api.Error{Status: 404, Code: "not_found", Message: "no such order"}
+	}
+	o := &d.AllOrders[i]
+	if o.Status != "active" {
+		return api.Order{}, &api.Error{Status: 409, Code: "conflict",
+			Message: fmt.Sprintf("the order is not in a state that allows this: order %d is %s", id, o.Status)}
+	}
+	o.Status, o.UpdatedAt = "terminated", Now
+	o.History = append(slices.Clone(o.History), api.HistoryEntry{At: Now, Event: "terminated", Status: "terminated", Attempt: o.Attempts})
+	return *o, nil
+}
+
+// SetStatus changes a stored order's status, as something other than the console
+// would (a user's chat command, the queue).
+func (d *Daemon) SetStatus(id int64, status string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range d.AllOrders {
+		if d.AllOrders[i].OrderID == id {
+			d.AllOrders[i].Status = status
+		}
+	}
 }
 
 func (d *Daemon) DeadLetters(ctx context.Context, limit int) ([]api.Order, error) {

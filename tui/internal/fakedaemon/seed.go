@@ -34,6 +34,11 @@ func order(id, user int64, status string, attempts int, errMsg string) api.Order
 	return o
 }
 
+// NewOrder is one order as Seed makes them, for tests that need more of them.
+func NewOrder(id, user int64, status string, attempts int, errMsg string) api.Order {
+	return order(id, user, status, attempts, errMsg)
+}
+
 // Seed fills d with a small, fixed picture of a busy daemon.
 func Seed(d *Daemon) {
 	d.Stats = api.QueueStats{
