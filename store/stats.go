@@ -15,6 +15,9 @@ type logCounters struct {
 	// queueWait is how long a commit waited for the committer; durableWait how long
 	// its caller then waited for the fdatasync covering it (and to be woken).
 	queueWait, durableWait latencyHist
+	// syncTime is each fdatasync of the log, for its tail: a disk shared with Badger's
+	// own flushes has one.
+	syncTime latencyHist
 }
 
 // LogStats is what the write path has done since Open: how many commits the log took
@@ -32,6 +35,8 @@ type LogStats struct {
 	// time); CommitDurable the time from a commit's end to its caller hearing it is
 	// durable: the wait for the sync that covers it, the sync, and the wake-up.
 	CommitQueue, CommitDurable LatencyHist
+	// SyncDurations is each fdatasync of the log (SyncTime is their sum).
+	SyncDurations LatencyHist
 }
 
 // LogStats reads the counters.
@@ -43,7 +48,7 @@ func (s *Store) LogStats() LogStats {
 	return LogStats{
 		Commits: c.commits.Load(), Syncs: c.syncs.Load(), SyncTime: time.Duration(c.syncNanos.Load()),
 		Bytes: c.bytes.Load(), Applied: c.applied.Load(), ApplyBatches: c.applyBatches.Load(), Overlay: overlay,
-		CommitQueue: c.queueWait.snapshot(), CommitDurable: c.durableWait.snapshot(),
+		CommitQueue: c.queueWait.snapshot(), CommitDurable: c.durableWait.snapshot(), SyncDurations: c.syncTime.snapshot(),
 	}
 }
 

@@ -43,7 +43,7 @@ func TestLatencyHistQuantiles(t *testing.T) {
 }
 
 // Every acknowledged commit is timed twice: its wait for the committer and its wait to
-// be durable; a commit that writes nothing only the first.
+// be durable; a commit that writes nothing only the first. Every fdatasync is timed.
 func TestCommitWaitsAreTimed(t *testing.T) {
 	s := quietOpen(t, t.TempDir())
 	defer s.Close()
@@ -59,6 +59,9 @@ func TestCommitWaitsAreTimed(t *testing.T) {
 	after := s.LogStats()
 	if n := after.CommitQueue.Since(before.CommitQueue).Count(); n != 11 {
 		t.Errorf("commit queue observations = %d, want 11", n)
+	}
+	if n, syncs := after.SyncDurations.Since(before.SyncDurations).Count(), after.Syncs-before.Syncs; n != syncs || n == 0 {
+		t.Errorf("fdatasync durations observed = %d, want one per sync (%d)", n, syncs)
 	}
 	d := after.CommitDurable.Since(before.CommitDurable)
 	if d.Count() != 10 || d.Sum <= 0 {

@@ -384,6 +384,7 @@ func (w *wal) appendLocked(entries []*walEntry, done chan<- error) error {
 
 func (w *wal) loop() {
 	defer close(w.done)
+
 	for range w.kick {
 		for {
 			w.mu.Lock()
@@ -432,8 +433,10 @@ func (w *wal) write(buf []byte) error {
 	if w.sync {
 		start := time.Now()
 		err := unix.Fdatasync(int(w.f.Fd()))
+		took := time.Since(start)
 		w.stats.syncs.Add(1)
-		w.stats.syncNanos.Add(int64(time.Since(start)))
+		w.stats.syncNanos.Add(int64(took))
+		w.stats.syncTime.observe(took)
 		return err
 	}
 	return nil

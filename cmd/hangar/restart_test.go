@@ -51,7 +51,7 @@ func TestCrashKeepsWindowAndAnswersEveryUpdateOnce(t *testing.T) {
 		t.Errorf("no replay of the write-ahead log in the restarted daemon's log:\n%s", d.logs.String())
 	}
 	metrics := string(hangartest.Do(t, "GET", d.URL+"/metrics", nil).Body)
-	for _, name := range []string{"hangar_store_log_commits_total", "hangar_store_log_syncs_total", "hangar_store_log_sync_seconds_total", "hangar_store_overlay_entries", "hangar_store_commit_queue_seconds_bucket", "hangar_store_commit_durable_seconds_count"} {
+	for _, name := range []string{"hangar_store_log_commits_total", "hangar_store_log_syncs_total", "hangar_store_log_sync_seconds_total", "hangar_store_overlay_entries", "hangar_store_commit_queue_seconds_bucket", "hangar_store_commit_durable_seconds_count", "hangar_store_log_sync_duration_seconds_sum"} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("/metrics lacks %s", name)
 		}

@@ -276,6 +276,8 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 				"Time a commit waited for the committer, which runs commits one at a time.", nil, nil),
 			durable: prometheus.NewDesc("hangar_store_commit_durable_seconds",
 				"Time from a commit's end to its caller hearing it is durable: the wait for the fdatasync covering it, the sync, the wake-up.", nil, nil),
+			sync: prometheus.NewDesc("hangar_store_log_sync_duration_seconds",
+				"Each fdatasync of the write-ahead log.", nil, nil),
 		},
 	)
 }
@@ -283,15 +285,19 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 // commitLatency exports the store's commit-wait histograms as they are: the store
 // counts them itself, lock-free, on every commit.
 type commitLatency struct {
-	st             *store.Store
-	queue, durable *prometheus.Desc
+	st                   *store.Store
+	queue, durable, sync *prometheus.Desc
 }
 
-func (c commitLatency) Describe(ch chan<- *prometheus.Desc) { ch <- c.queue; ch <- c.durable }
+func (c commitLatency) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.queue
+	ch <- c.durable
+	ch <- c.sync
+}
 
 func (c commitLatency) Collect(ch chan<- prometheus.Metric) {
 	s := c.st.LogStats()
-	for desc, h := range map[*prometheus.Desc]store.LatencyHist{c.queue: s.CommitQueue, c.durable: s.CommitDurable} {
+	for desc, h := range map[*prometheus.Desc]store.LatencyHist{c.queue: s.CommitQueue, c.durable: s.CommitDurable, c.sync: s.SyncDurations} {
 		buckets := make(map[float64]uint64, len(h.Counts)-1)
 		var cum uint64
 		for i, n := range h.Counts[:len(h.Counts)-1] {
