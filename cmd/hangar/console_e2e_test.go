@@ -179,20 +179,7 @@ func TestConsoleFollowsOrderAndRequeuesDeadLetter(t *testing.T) {
 	con.keys("y")
 	con.wait(t, fmt.Sprintf(`✓ order #%d requeued`, bad))
 
-	var o struct {
-		History []struct {
-			Event string `json:"event"`
-		} `json:"history"`
-	}
-	r := d.call(t, "GET", fmt.Sprintf("/admin/orders/%d", bad), hangartest.AdminToken, nil)
-	if r.Status != 200 {
-		t.Fatalf("GET order %d: %d %s", bad, r.Status, r.Body)
-	}
-	r.JSON(t, &o)
-	var events []string
-	for _, h := range o.History {
-		events = append(events, h.Event)
-	}
+	_, events := d.order(t, bad)
 	if !strings.Contains(strings.Join(events, " "), "dead_lettered requeued") {
 		t.Fatalf("order %d history %v: the console's requeue did not reach the daemon", bad, events)
 	}
