@@ -23,6 +23,10 @@ type applier struct {
 	keep bool
 	// fault is Options.applyFault.
 	fault func() error
+	// unwritten holds the keys born in the log (see tx.markBorn) whose entries have
+	// all been skipped so far: Badger has no version of them, so a delete that is
+	// their newest entry need not reach it.
+	unwritten map[string]struct{}
 }
 
 const (
@@ -96,7 +100,7 @@ func (a *applier) apply(entries []*walEntry) {
 	if len(entries) == 0 {
 		return
 	}
-	last := a.newest(entries)
+	last, elided := a.newest(entries)
 	var err error
 	for attempt := 1; attempt <= applyMaxAttempts; attempt++ {
 		if err = a.writeUnique(last); err == nil {
@@ -112,8 +116,10 @@ func (a *applier) apply(entries []*walEntry) {
 		return
 	}
 	a.s.stats.applied.Add(int64(len(last)))
+	a.s.stats.elided.Add(int64(len(elided)))
 	a.s.stats.applyBatches.Add(1)
-	a.s.cache.admit(last)
+	// An elided delete is as applied as a written one: Badger has no value either way.
+	a.s.cache.admit(append(last, elided...))
 }
 
 // writeReplayed puts entries read back from the log into Badger, the last entry of a
@@ -135,19 +141,31 @@ func (a *applier) writeReplayed(entries []*walEntry) error {
 // newest keeps the entries that are still their key's newest in the overlay: an older
 // one need not reach Badger, since the newer one will, in this batch or a later one,
 // and both are in the log until then. It is how live batches drop repeats without a map
-// of their own.
-func (a *applier) newest(entries []*walEntry) []*walEntry {
-	out := make([]*walEntry, 0, len(entries))
+// of their own. Of those, it returns apart the deletes of keys Badger never had (see
+// unwritten): they need not reach Badger at all.
+func (a *applier) newest(entries []*walEntry) (write, elided []*walEntry) {
+	write = make([]*walEntry, 0, len(entries))
 	for i := 0; i < len(entries); i += evictChunk {
 		a.s.ovMu.RLock()
 		for _, e := range entries[i:min(i+evictChunk, len(entries))] {
-			if a.s.overlay[e.key] == e {
-				out = append(out, e)
+			if e.born {
+				a.unwritten[e.key] = struct{}{}
 			}
+			if a.s.overlay[e.key] != e {
+				continue
+			}
+			if _, never := a.unwritten[e.key]; never {
+				delete(a.unwritten, e.key)
+				if e.deleted {
+					elided = append(elided, e)
+					continue
+				}
+			}
+			write = append(write, e)
 		}
 		a.s.ovMu.RUnlock()
 	}
-	return out
+	return write, elided
 }
 
 // writeUnique writes entries whose keys are all different. It commits in small

@@ -108,7 +108,7 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 			if o.LogOnly {
 				err = s.appendOutlog(txn, replies[i], MessageLogged, "", now)
 			} else {
-				err = putOutbox(txn, &replies[i])
+				err = putNewOutbox(txn, &replies[i])
 			}
 			if err != nil {
 				return err

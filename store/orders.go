@@ -213,6 +213,9 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 		if err := txn.Set(orderStatusKey(o.Status, o.ID), nil); err != nil {
 			return err
 		}
+		if old == nil { // a new order's id was never handed out before
+			txn.markBorn(orderStatusKey(o.Status, o.ID))
+		}
 	}
 	if old == nil {
 		if err := txn.Set(orderUserKey(o.TelegramUserID, o.ID), nil); err != nil {

@@ -90,9 +90,19 @@ func putOutbox(txn *tx, m *OutboxMessage) error {
 	return putRecord(txn, outboxDueKey(m), m, 0)
 }
 
+// putNewOutbox queues a message that assignIDs has just numbered: its key holds an id
+// never handed out before.
+func putNewOutbox(txn *tx, m *OutboxMessage) error {
+	if err := putOutbox(txn, m); err != nil {
+		return err
+	}
+	txn.markBorn(outboxDueKey(m))
+	return nil
+}
+
 func putOutboxAll(txn *tx, msgs []OutboxMessage) error {
 	for i := range msgs {
-		if err := putOutbox(txn, &msgs[i]); err != nil {
+		if err := putNewOutbox(txn, &msgs[i]); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // logCounters are the write-ahead log's running totals, read by LogStats.
 type logCounters struct {
 	commits, syncs, syncNanos, bytes atomic.Int64
-	applied, applyBatches            atomic.Int64
+	applied, applyBatches, elided    atomic.Int64
 	// queueWait is how long a commit waited for the committer; durableWait how long
 	// its caller then waited for the fdatasync covering it (and to be woken).
 	queueWait, durableWait latencyHist
@@ -30,6 +30,7 @@ type LogStats struct {
 	Bytes        int64         // bytes written to the log
 	Applied      int64         // entries written to Badger (a key's repeats in a batch count once)
 	ApplyBatches int64         // applier batches
+	Elided       int64         // deletes that never reached Badger: their key was born and deleted in between
 	Overlay      int           // entries in memory in front of Badger: unapplied or cached
 	// CommitQueue is the time commits waited for the committer (they run one at a
 	// time); CommitDurable the time from a commit's end to its caller hearing it is
@@ -47,7 +48,7 @@ func (s *Store) LogStats() LogStats {
 	c := &s.stats
 	return LogStats{
 		Commits: c.commits.Load(), Syncs: c.syncs.Load(), SyncTime: time.Duration(c.syncNanos.Load()),
-		Bytes: c.bytes.Load(), Applied: c.applied.Load(), ApplyBatches: c.applyBatches.Load(), Overlay: overlay,
+		Bytes: c.bytes.Load(), Applied: c.applied.Load(), ApplyBatches: c.applyBatches.Load(), Elided: c.elided.Load(), Overlay: overlay,
 		CommitQueue: c.queueWait.snapshot(), CommitDurable: c.durableWait.snapshot(), SyncDurations: c.syncTime.snapshot(),
 	}
 }

@@ -120,7 +120,7 @@ func Open(opts Options) (*Store, error) {
 		opts.CacheBytes = 0
 	}
 	s.cache = &cache{s: s, budget: opts.CacheBytes}
-	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, fault: opts.applyFault}
+	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, fault: opts.applyFault, unwritten: map[string]struct{}{}}
 	next, err := ap.replay()
 	if err != nil {
 		db.Close()

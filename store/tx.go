@@ -113,6 +113,19 @@ func (t *tx) SetEntry(e *badger.Entry) error { return t.put(e.Key, e.Value, e.Ex
 // Delete removes key.
 func (t *tx) Delete(key []byte) error { return t.put(key, nil, 0, true) }
 
+// markBorn declares that key, just set in this commit, never had a version before: its
+// name holds a number never handed out before (a new order's id, a new message's). If
+// it is deleted before the applier has written it to Badger, neither the set nor the
+// delete reaches Badger, which then keeps no tombstone for the key either; that is
+// what keeps prefixes such as the pending-orders index and the outbox free of one
+// tombstone per order or message. A key that may have existed must never be marked:
+// its delete could then be skipped over a live value in Badger.
+func (t *tx) markBorn(key []byte) {
+	if e, ok := t.writes[string(key)]; ok && !e.deleted {
+		e.born = true
+	}
+}
+
 // item is a key and its value, from the overlay or from Badger.
 type item struct {
 	key   []byte

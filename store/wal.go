@@ -60,6 +60,10 @@ type walEntry struct {
 	val       []byte
 	expiresAt uint64
 	deleted   bool
+	// born says no version of key was ever written before this one (see tx.markBorn);
+	// it lets the applier skip a delete of a key Badger never had. Not logged: a
+	// replay writes every delete.
+	born bool
 	// durable is set once the log's sync covered this entry. Until then only commits
 	// (which are ordered after it in the log) may read it; other readers see prev, the
 	// entry it replaced in the overlay (nil: Badger's value), so nothing is shown that

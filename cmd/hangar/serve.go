@@ -269,6 +269,8 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 			func(s store.LogStats) float64 { return float64(s.Bytes) }),
 		counter("hangar_store_applied_entries_total", "Entries written to Badger behind the log (repeats of a key within a batch once).",
 			func(s store.LogStats) float64 { return float64(s.Applied) }),
+		counter("hangar_store_elided_deletes_total", "Deletes that never reached Badger: their key was new and deleted before Badger had it.",
+			func(s store.LogStats) float64 { return float64(s.Elided) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hangar_store_overlay_entries", Help: "Entries held in memory in front of Badger: not yet applied, or cached."},
 			func() float64 { return float64(st.LogStats().Overlay) }),
 		commitLatency{st: st,

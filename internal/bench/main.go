@@ -280,10 +280,10 @@ func printLogStats(before, after store.LogStats) {
 	if syncs <= 0 {
 		return
 	}
-	fmt.Printf("  %-24s %9d   fdatasyncs for %d commits (%.1f per sync), %s each on average; %d entries to Badger in %d batches\n",
+	fmt.Printf("  %-24s %9d   fdatasyncs for %d commits (%.1f per sync), %s each on average; %d entries to Badger in %d batches, %d deletes of born keys kept from it\n",
 		"write-ahead log", syncs, commits, float64(commits)/float64(syncs),
 		fmtDur((after.SyncTime-before.SyncTime)/time.Duration(syncs)),
-		after.Applied-before.Applied, after.ApplyBatches-before.ApplyBatches)
+		after.Applied-before.Applied, after.ApplyBatches-before.ApplyBatches, after.Elided-before.Elided)
 	sd := after.SyncDurations.Since(before.SyncDurations)
 	fmt.Printf("  %-24s %9s   p50 %s p90 %s p99 %s max bucket %s\n", "fdatasync durations", "",
 		fmtDur(sd.Quantile(0.50)), fmtDur(sd.Quantile(0.90)), fmtDur(sd.Quantile(0.99)), fmtDur(sd.Quantile(1)))
