@@ -35,6 +35,11 @@ type (
 	requeueAll    struct{}
 	purgeDLQ      struct{}
 	statsRequest  struct{}
+	// awaitIdle is answered with idleNow once no attempt is in flight: Stop asks it
+	// after cancelling the provider calls, so that their actors can record the
+	// interruption before the store closes.
+	awaitIdle     struct{}
+	idleNow       struct{}
 	dispatchTick  struct{}
 	snapshotTick  struct{}
 	orderOpResult struct {
@@ -87,6 +92,8 @@ type dispatcher struct {
 	deadLetters int
 	counts      struct{ enqueued, started, retried, succeeded, deadLettered uint64 }
 	ticks       []actor.SendRepeater
+	// idleWaiters are the senders of awaitIdle still waiting for the last attempt.
+	idleWaiters []*actor.PID
 }
 
 func newDispatcher(d dispatcherDeps) actor.Producer {
@@ -122,6 +129,10 @@ func (q *dispatcher) Receive(c *actor.Context) {
 	case attemptFinished:
 		q.finished(msg)
 		q.dispatch(c)
+		q.answerIdle(c)
+	case awaitIdle:
+		q.idleWaiters = append(q.idleWaiters, c.Sender())
+		q.answerIdle(c)
 	case dispatchTick:
 		q.dispatch(c)
 	case snapshotTick:
@@ -197,8 +208,23 @@ func (q *dispatcher) push(o store.Order) bool {
 	return true
 }
 
-// dispatch starts due orders while there is room.
+// answerIdle tells the awaitIdle senders once nothing is in flight.
+func (q *dispatcher) answerIdle(c *actor.Context) {
+	if len(q.inFlight) > 0 {
+		return
+	}
+	for _, pid := range q.idleWaiters {
+		c.Send(pid, idleNow{})
+	}
+	q.idleWaiters = nil
+}
+
+// dispatch starts due orders while there is room, and none once the engine is
+// stopping: their provider calls would be cancelled at once.
 func (q *dispatcher) dispatch(c *actor.Context) {
+	if q.d.orders.ctx.Err() != nil {
+		return
+	}
 	now := q.d.cfg.Clock.Now()
 	for len(q.inFlight) < q.d.cfg.Queue.MaxConcurrency && q.ready.Len() > 0 {
 		top := q.ready[0]

@@ -201,14 +201,13 @@ func (e *Engine) Stop(ctx context.Context) {
 	// (found by label) at the next start. Give their actors a moment to say so before
 	// the store closes under them.
 	e.cancel()
-	settle, done := context.WithTimeout(ctx, 5*time.Second)
-	defer done()
-	for settle.Err() == nil {
-		res, err := e.actors.Request(e.dispatcher, statsRequest{}, time.Second).Result()
-		if st, ok := res.(QueueStats); err != nil || !ok || st.InFlight == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	settle := 5 * time.Second
+	if deadline, ok := ctx.Deadline(); ok {
+		settle = min(settle, time.Until(deadline))
+	}
+	if settle > 0 {
+		// Answered once the last attempt has reported, or not at all within settle.
+		_, _ = e.actors.Request(e.dispatcher, awaitIdle{}, settle).Result()
 	}
 	for _, pid := range []*actor.PID{e.router, e.dispatcher, e.outbox, e.feed} {
 		select {

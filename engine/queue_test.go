@@ -25,6 +25,8 @@ type scripted struct {
 	fail func(n int) error
 	// gate, when set, blocks each Create until a value arrives or ctx ends.
 	gate chan struct{}
+	// unwind is how long a Create blocked at the gate takes to return once ctx ends.
+	unwind time.Duration
 
 	mu       sync.Mutex
 	creates  []time.Time
@@ -57,6 +59,7 @@ func (p *scripted) Create(ctx context.Context, req cloud.CreateRequest) (cloud.I
 		select {
 		case <-p.gate:
 		case <-ctx.Done():
+			time.Sleep(p.unwind)
 			return cloud.Instance{}, ctx.Err()
 		}
 	}
@@ -210,6 +213,46 @@ func TestConcurrencyCap(t *testing.T) {
 	}
 	if p.peak != 3 {
 		t.Fatalf("peak concurrency %d, want 3", p.peak)
+	}
+}
+
+// Stop cancels the provider calls in flight, waits until their attempts have
+// reported (so none writes to a closed store), and starts no attempt meanwhile: the
+// orders still waiting stay pending for the next start.
+func TestStopWaitsForAttemptsAndStartsNoMore(t *testing.T) {
+	p := newScripted(nil)
+	p.gate = make(chan struct{})
+	p.unwind = 300 * time.Millisecond
+	env := setup(t, engine.QueueConfig{MaxConcurrency: 2}, p)
+	var ids []int64
+	for range 5 {
+		ids = append(ids, env.Order(t, 42, "sim-nano", "tokyo"))
+	}
+	<-p.started
+	<-p.started
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env.Engine.Stop(ctx)
+
+	p.mu.Lock()
+	inFlight, creates := p.inFlight, len(p.creates)
+	p.mu.Unlock()
+	if inFlight != 0 {
+		t.Errorf("Stop returned with %d provider calls still running", inFlight)
+	}
+	if creates != 2 {
+		t.Errorf("%d provider calls in all, want the 2 in flight when Stop began", creates)
+	}
+	counts := map[string]int{}
+	for _, id := range ids {
+		o, err := env.Store.GetOrder(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[o.Status]++
+	}
+	if counts[store.OrderProvisioning] != 2 || counts[store.OrderPending] != 3 {
+		t.Fatalf("orders after Stop: %v, want 2 provisioning (resumed at the next start) and 3 pending", counts)
 	}
 }
 
