@@ -30,11 +30,11 @@ type (
 	}
 	cancelOrder struct{ id int64 }
 	// forgetOrder drops an order cancelled elsewhere (the chat) from the ready queue.
-	forgetOrder   struct{ id int64 }
-	requeueOrder  struct{ id int64 }
-	requeueAll    struct{}
-	purgeDLQ      struct{}
-	statsRequest  struct{}
+	forgetOrder  struct{ id int64 }
+	requeueOrder struct{ id int64 }
+	requeueAll   struct{}
+	purgeDLQ     struct{}
+	statsRequest struct{}
 	// awaitIdle is answered with idleNow once no attempt is in flight: Stop asks it
 	// after cancelling the provider calls, so that their actors can record the
 	// interruption before the store closes.
