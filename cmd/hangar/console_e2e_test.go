@@ -150,15 +150,7 @@ func (d *daemon) placeOrder(t *testing.T, user int64, spec, region string) int64
 // through the live feed, a dead letter shows in its view, and the operator's requeue
 // from the console reaches the daemon.
 func TestConsoleFollowsOrderAndRequeuesDeadLetter(t *testing.T) {
-	// "invalid" is the provider plan id the simulator refuses permanently (400), so the
-	// broken plan dead-letters on its first attempt without waiting out the retries.
-	plans := filepath.Join(t.TempDir(), "plans.json")
-	if err := os.WriteFile(plans, []byte(`{"currency": "KRW", "plans": [
-		{"spec_id": "sim-nano", "name": "nano", "provider": "sim", "plan": "sim-1c-1g", "regions": ["tokyo"], "price": 5000},
-		{"spec_id": "sim-broken", "name": "broken", "provider": "sim", "plan": "invalid", "regions": ["tokyo"], "price": 5000}
-	]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	plans := writePlans(t)
 	d := startDaemon(t, t.TempDir(), "HANGAR_SIM_LATENCY=300ms", "HANGAR_SIM_FAIL_RATE=0", "HANGAR_RETRY_BASE=200ms", "HANGAR_PLANS="+plans)
 	con := startConsole(t, d.URL)
 	con.wait(t, "queue depth", "waiting for orders")
@@ -257,7 +249,8 @@ func TestConsoleShowsDemoTraffic(t *testing.T) {
 }
 
 // writePlans writes a catalogue with a plan the simulator provisions and one it
-// refuses permanently, so an order of it dead-letters on its first attempt.
+// refuses permanently ("invalid" is the provider plan id the simulator answers 400),
+// so an order of it dead-letters on its first attempt without waiting out retries.
 func writePlans(t *testing.T) string {
 	t.Helper()
 	plans := filepath.Join(t.TempDir(), "plans.json")
