@@ -36,8 +36,8 @@ type (
 	purgeDLQ     struct{}
 	statsRequest struct{}
 	// awaitIdle is answered with idleNow once no attempt is in flight: Stop asks it
-	// after cancelling the provider calls, so that their actors can record the
-	// interruption before the store closes.
+	// after cancelling the provider calls, so that an attempt that finishes meanwhile
+	// records its outcome before the store closes.
 	awaitIdle     struct{}
 	idleNow       struct{}
 	dispatchTick  struct{}

@@ -210,11 +210,12 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 				return err
 			}
 		}
-		if err := txn.Set(orderStatusKey(o.Status, o.ID), nil); err != nil {
+		key := orderStatusKey(o.Status, o.ID)
+		if err := txn.Set(key, nil); err != nil {
 			return err
 		}
 		if old == nil { // a new order's id was never handed out before
-			txn.markBorn(orderStatusKey(o.Status, o.ID))
+			txn.markBorn(key)
 		}
 	}
 	if old == nil {

@@ -93,10 +93,11 @@ func putOutbox(txn *tx, m *OutboxMessage) error {
 // putNewOutbox queues a message that assignIDs has just numbered: its key holds an id
 // never handed out before.
 func putNewOutbox(txn *tx, m *OutboxMessage) error {
-	if err := putOutbox(txn, m); err != nil {
+	key := outboxDueKey(m)
+	if err := putRecord(txn, key, m, 0); err != nil {
 		return err
 	}
-	txn.markBorn(outboxDueKey(m))
+	txn.markBorn(key)
 	return nil
 }
 

@@ -437,10 +437,8 @@ func (w *wal) write(buf []byte) error {
 	if w.sync {
 		start := time.Now()
 		err := unix.Fdatasync(int(w.f.Fd()))
-		took := time.Since(start)
 		w.stats.syncs.Add(1)
-		w.stats.syncNanos.Add(int64(took))
-		w.stats.syncTime.observe(took)
+		w.stats.syncTime.observe(time.Since(start))
 		return err
 	}
 	return nil
