@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,20 +225,7 @@ func startPhaseProfile(phase string) (stop func(), err error) {
 		return func() {}, nil
 	}
 	ext := filepath.Ext(cfg.CPUProfile)
-	path := strings.TrimSuffix(cfg.CPUProfile, ext) + "." + phase + ext
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-		fmt.Printf("  %-24s %9s   %s\n", "cpu profile", "written", path)
-	}, nil
+	return startProfileTo(strings.TrimSuffix(cfg.CPUProfile, ext) + "." + phase + ext)
 }
 
 // printOrderLoad writes one result line; CPU is shown only when it was measured (the

@@ -234,7 +234,12 @@ func startCPUProfile(on bool) (stop func(), err error) {
 	if !on || cfg.CPUProfile == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(cfg.CPUProfile)
+	return startProfileTo(cfg.CPUProfile)
+}
+
+// startProfileTo starts a CPU profile written to path; stop ends it and says where.
+func startProfileTo(path string) (stop func(), err error) {
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +250,7 @@ func startCPUProfile(on bool) (stop func(), err error) {
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
-		fmt.Printf("  %-24s %9s   %s\n", "cpu profile", "written", cfg.CPUProfile)
+		fmt.Printf("  %-24s %9s   %s\n", "cpu profile", "written", path)
 	}, nil
 }
 
