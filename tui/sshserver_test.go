@@ -1,22 +1,18 @@
 package tui_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/hangarhq/hangar/internal/sshtest"
 	"github.com/hangarhq/hangar/tui"
 	"github.com/hangarhq/hangar/tui/internal/fakedaemon"
 )
@@ -28,23 +24,10 @@ type sshBundle struct {
 	hostKey    string
 }
 
-func newSigner(t *testing.T) gossh.Signer {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func setupSSH(t *testing.T) sshBundle {
 	t.Helper()
 	dir := t.TempDir()
-	b := sshBundle{authorized: newSigner(t), unknown: newSigner(t), hostKey: filepath.Join(dir, "ssh_host_ed25519")}
+	b := sshBundle{authorized: sshtest.NewSigner(t), unknown: sshtest.NewSigner(t), hostKey: filepath.Join(dir, "ssh_host_ed25519")}
 	keys := filepath.Join(dir, "authorized_keys")
 	if err := os.WriteFile(keys, append([]byte("# operators\n"), gossh.MarshalAuthorizedKey(b.authorized.PublicKey())...), 0o600); err != nil {
 		t.Fatal(err)
@@ -79,64 +62,7 @@ func setupSSH(t *testing.T) sshBundle {
 }
 
 func (b sshBundle) dial(signer gossh.Signer, banner *string) (*gossh.Client, error) {
-	return gossh.Dial("tcp", b.addr, &gossh.ClientConfig{
-		User:            "operator",
-		Auth:            []gossh.AuthMethod{gossh.PublicKeys(signer)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
-		BannerCallback: func(msg string) error {
-			if banner != nil {
-				*banner += msg
-			}
-			return nil
-		},
-		Timeout: 5 * time.Second,
-	})
-}
-
-// screen collects a session's output and lets a test wait for text in it.
-type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	got chan struct{}
-}
-
-func newScreen(r io.Reader) *screen {
-	s := &screen{got: make(chan struct{}, 1)}
-	go func() {
-		p := make([]byte, 4096)
-		for {
-			n, err := r.Read(p)
-			s.mu.Lock()
-			s.buf.Write(p[:n])
-			s.mu.Unlock()
-			select {
-			case s.got <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return s
-}
-
-func (s *screen) waitFor(t *testing.T, want string) {
-	t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		s.mu.Lock()
-		ok, text := strings.Contains(s.buf.String(), want), s.buf.String()
-		s.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-s.got:
-		case <-deadline:
-			t.Fatalf("screen never showed %q; got:\n%q", want, text)
-		}
-	}
+	return sshtest.Dial(b.addr, signer, banner)
 }
 
 func TestSSHAuthorizedKeyGetsOverview(t *testing.T) {
@@ -146,38 +72,13 @@ func TestSSHAuthorizedKeyGetsOverview(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	sess, err := c.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	out, err := sess.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := sess.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.RequestPty("xterm-256color", 30, 110, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.Shell(); err != nil {
-		t.Fatal(err)
-	}
-	scr := newScreen(out)
-	// wish asks the terminal for its background colour before the program starts;
-	// answer as a terminal would (dark background, then the device attributes).
-	scr.waitFor(t, "\x1b]11;?")
-	if _, err := in.Write([]byte("\x1b]11;rgb:0000/0000/0000\x07\x1b[?62;c")); err != nil {
-		t.Fatal(err)
-	}
-	scr.waitFor(t, "queue depth")
-	scr.waitFor(t, "consumer lag")
+	sess, scr, in := sshtest.Console(t, c)
+	scr.WaitFor(t, "queue depth")
+	scr.WaitFor(t, "consumer lag")
 	if _, err := in.Write([]byte("3")); err != nil {
 		t.Fatal(err)
 	}
-	scr.waitFor(t, "plan sold out")
+	scr.WaitFor(t, "plan sold out")
 	if _, err := in.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +149,7 @@ func TestSSHHostKeyKeptAcrossRestarts(t *testing.T) {
 		}
 		var hostKey string
 		_, _ = gossh.Dial("tcp", srv.Addr().String(), &gossh.ClientConfig{
-			User: "x", Auth: []gossh.AuthMethod{gossh.PublicKeys(newSigner(t))},
+			User: "x", Auth: []gossh.AuthMethod{gossh.PublicKeys(sshtest.NewSigner(t))},
 			HostKeyCallback: func(_ string, _ net.Addr, k gossh.PublicKey) error {
 				hostKey = gossh.FingerprintSHA256(k)
 				return nil
