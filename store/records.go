@@ -75,17 +75,14 @@ type fieldReader struct {
 
 var errShortRecord = errors.New("store: binary record is truncated")
 
+// int reads what binary.AppendVarint wrote: a zig-zag encoded uvarint.
 func (r *fieldReader) int() int64 {
-	if r.err != nil || len(r.b) == 0 {
-		return 0
+	ux := r.uint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errShortRecord
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
+	return x
 }
 
 func (r *fieldReader) uint() uint64 {
