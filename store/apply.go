@@ -30,8 +30,8 @@ type applier struct {
 }
 
 const (
-	applyMaxEntries  = 8 << 10
-	applyInterval    = 250 * time.Millisecond
+	applyMaxEntries  = 64 << 10
+	applyInterval    = 1000 * time.Millisecond
 	applyMaxAttempts = 5
 	replayBatch      = 16 << 10
 )

@@ -23,7 +23,7 @@ type applyQueue struct {
 }
 
 // applyQueueLimit is how many entries may wait for the applier before the writer does.
-const applyQueueLimit = 16 * applyMaxEntries
+const applyQueueLimit = 2 * applyMaxEntries
 
 func newApplyQueue(limit int) *applyQueue {
 	return &applyQueue{kick: make(chan struct{}, 1), space: make(chan struct{}, 1), limit: limit}
