@@ -21,8 +21,7 @@ type (
 		pending, resumed int
 		err              error
 	}
-	// attemptStarted and attemptFinished are sent by order actors.
-	attemptStarted  struct{ order store.Order }
+	// attemptFinished is sent by an order actor when its attempt has ended.
 	attemptFinished struct {
 		id      int64
 		outcome string // succeeded, retry, dead_lettered, skipped, interrupted
@@ -38,9 +37,11 @@ type (
 	// awaitIdle is answered with idleNow once no attempt is in flight: Stop asks it
 	// after cancelling the provider calls, so that an attempt that finishes meanwhile
 	// records its outcome before the store closes.
-	awaitIdle     struct{}
-	idleNow       struct{}
-	dispatchTick  struct{}
+	awaitIdle    struct{}
+	idleNow      struct{}
+	dispatchTick struct{}
+	// dispatchKick runs dispatch after the messages already in the inbox (see kick).
+	dispatchKick  struct{}
 	snapshotTick  struct{}
 	orderOpResult struct {
 		order store.Order
@@ -76,10 +77,11 @@ type queued struct {
 }
 
 // dispatcher replaces Cloudflare Queues: it holds the ready queue (every pending order
-// and its due time, rebuilt from the store's status index at start), starts one order
-// actor per order while fewer than MaxConcurrency are in flight, and is told by each
-// order actor how its attempt ended. State changes are made durable by the order
-// actors and the store before the dispatcher hears of them.
+// and its due time, rebuilt from the store's status index at start), starts due orders
+// while fewer than MaxConcurrency are in flight — all those due at once in one group
+// commit, then one order actor each — and is told by each order actor how its attempt
+// ended. Outcomes are made durable by the order actors before the dispatcher hears of
+// them.
 type dispatcher struct {
 	d        dispatcherDeps
 	ready    readyHeap
@@ -94,6 +96,8 @@ type dispatcher struct {
 	ticks       []actor.SendRepeater
 	// idleWaiters are the senders of awaitIdle still waiting for the last attempt.
 	idleWaiters []*actor.PID
+	// kicked is set while a dispatchKick is in the inbox.
+	kicked bool
 }
 
 func newDispatcher(d dispatcherDeps) actor.Producer {
@@ -122,14 +126,14 @@ func (q *dispatcher) Receive(c *actor.Context) {
 			q.counts.enqueued++
 			q.d.metrics.enqueued.Inc()
 		}
-		q.dispatch(c)
-	case attemptStarted:
-		q.counts.started++
-		q.d.metrics.started.Inc()
+		q.kick(c)
 	case attemptFinished:
 		q.finished(msg)
-		q.dispatch(c)
+		q.kick(c)
 		q.answerIdle(c)
+	case dispatchKick:
+		q.kicked = false
+		q.dispatch(c)
 	case awaitIdle:
 		q.idleWaiters = append(q.idleWaiters, c.Sender())
 		q.answerIdle(c)
@@ -219,6 +223,16 @@ func (q *dispatcher) answerIdle(c *actor.Context) {
 	q.idleWaiters = nil
 }
 
+// kick asks for a dispatch once the inbox holds nothing sent before it: orders enqueued
+// and attempts finished meanwhile (many arrive while a start commit is waited for)
+// then start in one group commit instead of one commit each.
+func (q *dispatcher) kick(c *actor.Context) {
+	if !q.kicked {
+		q.kicked = true
+		c.Send(c.PID(), dispatchKick{})
+	}
+}
+
 // dispatch starts due orders while there is room, and none once the engine is
 // stopping: their provider calls would be cancelled at once.
 func (q *dispatcher) dispatch(c *actor.Context) {
@@ -226,10 +240,11 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 		return
 	}
 	now := q.d.cfg.Clock.Now()
-	for len(q.inFlight) < q.d.cfg.Queue.MaxConcurrency && q.ready.Len() > 0 {
+	var due []readyItem
+	for len(q.inFlight)+len(due) < q.d.cfg.Queue.MaxConcurrency && q.ready.Len() > 0 {
 		top := q.ready[0]
 		if top.due.After(now) {
-			return
+			break
 		}
 		heap.Pop(&q.ready)
 		w, ok := q.waiting[top.id]
@@ -237,15 +252,46 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 			continue // cancelled, or superseded by a newer entry
 		}
 		delete(q.waiting, top.id)
+		due = append(due, readyItem{due: w.due, id: top.id, attempts: w.attempts})
+	}
+	if len(due) > 0 {
+		q.start(c, due, now)
+	}
+}
+
+// start moves the due orders to provisioning in one group commit, then gives each
+// that is still runnable an order actor for its attempt. Orders that stopped being
+// pending meanwhile (cancelled from the chat) are left alone.
+func (q *dispatcher) start(c *actor.Context, due []readyItem, now time.Time) {
+	changes := make([]store.OrderChange, len(due))
+	for i, it := range due {
+		changes[i] = store.OrderChange{ID: it.id, Apply: startAttempt(now)}
+	}
+	results, err := q.d.store.UpdateOrders(changes)
+	if err != nil {
+		q.d.cfg.Logger.Error("dispatcher: could not start attempts; trying again later", "orders", len(due), "err", err)
+		later := now.Add(q.d.cfg.Queue.Retry.Base)
+		for _, it := range due {
+			q.push(store.Order{ID: it.id, DueAt: later, Attempts: it.attempts})
+		}
+		return
+	}
+	for _, r := range results {
+		if r.Err != nil {
+			continue // no longer runnable, or gone
+		}
 		q.gen++
 		// Not children: Hollywood stops a parent's children one by one, which with
 		// thousands in flight would outlast any shutdown deadline. Each reports to the
 		// dispatcher and stops itself.
-		pid := c.Engine().Spawn(newOrderActor(q.d.orders, top.id), "order",
-			actor.WithID(strconv.FormatInt(top.id, 10)+"."+strconv.FormatUint(q.gen, 10)),
+		pid := c.Engine().Spawn(newOrderActor(q.d.orders, r.Order.ID), "order",
+			actor.WithID(strconv.FormatInt(r.Order.ID, 10)+"."+strconv.FormatUint(q.gen, 10)),
 			actor.WithInboxSize(4), actor.WithMaxRestarts(0))
-		q.inFlight[top.id] = pid
-		c.Send(pid, runAttempt{})
+		q.inFlight[r.Order.ID] = pid
+		c.Send(pid, runAttempt{order: r.Order})
+		q.counts.started++
+		q.d.metrics.started.Inc()
+		q.publish(c, r.Order, "started")
 	}
 }
 
@@ -390,8 +436,9 @@ func (q *dispatcher) stats() QueueStats {
 
 // readyItem is one entry of the ready queue, ordered by due time then id.
 type readyItem struct {
-	due time.Time
-	id  int64
+	due      time.Time
+	id       int64
+	attempts int // set only once taken off the queue (see dispatch)
 }
 
 type readyHeap []readyItem

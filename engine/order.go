@@ -29,6 +29,7 @@ type OrderStore interface {
 	CreateOrder(o store.Order, limit store.OrderLimit, notes ...store.OutboxMessage) (store.Order, error)
 	UpdateOrder(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, error)
 	UpdateOrderNotify(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, []store.OutboxMessage, error)
+	UpdateOrders(changes []store.OrderChange) ([]store.OrderResult, error)
 	GetOrder(id int64) (store.Order, error)
 	ListOrders(status string, limit int, before int64) ([]store.Order, error)
 	UserOrders(user int64, limit int) ([]store.Order, error)
@@ -46,8 +47,9 @@ const passwordUnknown = "\x00unknown"
 // lets a retried or recovered order find the server an earlier attempt created.
 func InstanceLabel(orderID int64) string { return "hangar-order-" + strconv.FormatInt(orderID, 10) }
 
-// runAttempt tells a fresh order actor to run one provisioning attempt.
-type runAttempt struct{}
+// runAttempt tells a fresh order actor to run one provisioning attempt of order, which
+// the dispatcher has just moved to provisioning.
+type runAttempt struct{ order store.Order }
 
 type orderDeps struct {
 	ctx        context.Context
@@ -64,10 +66,11 @@ type orderDeps struct {
 	password   func(orderID int64) string
 }
 
-// orderActor owns one order for one attempt: it moves the order to provisioning, asks
-// the provider for the server (finding it by label first, so a retry never creates a
-// second one), and records the outcome — active, a retry at its due time, or the dead
-// letter queue — before telling the dispatcher and stopping.
+// orderActor owns one order for one attempt, from the moment the dispatcher's start
+// commit has made it provisioning: it asks the provider for the server (finding it by
+// label first, so a retry never creates a second one), and records the outcome —
+// active, a retry at its due time, or the dead letter queue — before telling the
+// dispatcher and stopping.
 type orderActor struct {
 	d  orderDeps
 	id int64
@@ -78,10 +81,10 @@ func newOrderActor(d orderDeps, id int64) actor.Producer {
 }
 
 func (a *orderActor) Receive(c *actor.Context) {
-	switch c.Message().(type) {
+	switch msg := c.Message().(type) {
 	case actor.Started, actor.Stopped:
 	case runAttempt:
-		res := a.attempt(c)
+		res := a.attempt(c, msg.order)
 		c.Send(a.d.dispatcher, res)
 		c.Engine().Poison(c.PID())
 	}
@@ -89,36 +92,29 @@ func (a *orderActor) Receive(c *actor.Context) {
 
 var errSkip = errors.New("order no longer runnable")
 
-// attempt never panics out: a panic becomes a retryable failure of the attempt, so a
-// poison order ends in the dead letter queue instead of crashing the engine.
-func (a *orderActor) attempt(c *actor.Context) (res attemptFinished) {
-	res = attemptFinished{id: a.id, outcome: outcomeSkipped}
-	now := a.d.cfg.Clock.Now()
-	o, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+// startAttempt is the change that starts an attempt (see dispatcher.start): a pending
+// order counts a new attempt; one a crash caught in provisioning resumes under its
+// attempt number.
+func startAttempt(now time.Time) func(o *store.Order) error {
+	return func(o *store.Order) error {
 		switch o.Status {
 		case store.OrderPending:
 			o.Status = store.OrderProvisioning
 			o.Attempts++
 			o.Record(now, "started", "")
-		case store.OrderProvisioning: // caught by a crash: resume without a new attempt number
+		case store.OrderProvisioning:
 			o.Record(now, "resumed", "")
 		default:
 			return errSkip
 		}
 		return nil
-	})
-	switch {
-	case errors.Is(err, errSkip), errors.Is(err, store.ErrNotFound):
-		return res
-	case err != nil:
-		a.d.cfg.Logger.Error("order: could not start attempt", "order", a.id, "err", err)
-		o, _ = a.d.store.GetOrder(a.id)
-		o.DueAt = now.Add(a.d.cfg.Queue.Retry.Base)
-		return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
 	}
-	c.Send(a.d.dispatcher, attemptStarted{order: o})
-	a.publish(c, o, "started")
+}
 
+// attempt provisions o and records the outcome. It never panics out: a panic becomes
+// a retryable failure of the attempt, so a poison order ends in the dead letter queue
+// instead of crashing the engine.
+func (a *orderActor) attempt(c *actor.Context, o store.Order) attemptFinished {
 	start := time.Now()
 	inst, password, err := a.provisionSafely(o)
 	a.d.queue.provisionTime.Observe(time.Since(start).Seconds())

@@ -256,6 +256,50 @@ func TestStopWaitsForAttemptsAndStartsNoMore(t *testing.T) {
 	}
 }
 
+// startRecorder is the real store, noting how many orders each group commit carried.
+type startRecorder struct {
+	engine.Store
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (r *startRecorder) UpdateOrders(changes []store.OrderChange) ([]store.OrderResult, error) {
+	r.mu.Lock()
+	r.sizes = append(r.sizes, len(changes))
+	r.mu.Unlock()
+	return r.Store.UpdateOrders(changes)
+}
+
+// Orders due together start together: one commit moves them all to provisioning
+// (the queue's group commit), not one commit per order.
+func TestDueOrdersStartInOneCommit(t *testing.T) {
+	const orders = 30
+	p := newScripted(nil)
+	p.gate = make(chan struct{})
+	first := setup(t, engine.QueueConfig{MaxConcurrency: 1}, p)
+	var ids []int64
+	for i := range int64(orders) { // a user each: the per-user order window is small
+		first.Deposit(t, 100+i, 1_000_000)
+		ids = append(ids, first.Order(t, 100+i, "sim-nano", "tokyo"))
+	}
+	<-p.started
+	first.Stop() // one order caught provisioning, the rest pending
+
+	rec := &startRecorder{}
+	next := newScripted(first.Clock) // its create times are not looked at
+	env := hangartest.Start(t, hangartest.Options{Dir: first.Dir, Queue: engine.QueueConfig{MaxConcurrency: orders},
+		Providers: map[string]engine.Provider{"sim": next},
+		WrapStore: func(s engine.Store) engine.Store { rec.Store = s; return rec }})
+	for _, id := range ids {
+		env.WaitStatus(t, id, store.OrderActive, 5*time.Second)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.sizes) == 0 || rec.sizes[0] != orders {
+		t.Fatalf("start commits carried %v orders, want all %d recovered orders in the first", rec.sizes, orders)
+	}
+}
+
 func TestDeadLetterRequeueAndPurge(t *testing.T) {
 	p := newScripted(nil)
 	var failing atomic.Bool

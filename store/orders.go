@@ -166,37 +166,88 @@ func (s *Store) UpdateOrder(id int64, fn func(o *Order) error, notes ...OutboxMe
 // UpdateOrderNotify is UpdateOrder that also returns the queued notes with their ids,
 // so the caller can hand them to the sender without it scanning the outbox.
 func (s *Store) UpdateOrderNotify(id int64, fn func(o *Order) error, notes ...OutboxMessage) (Order, []OutboxMessage, error) {
-	now := s.now()
-	notes, err := s.assignIDs(notes, now)
+	res, err := s.UpdateOrders([]OrderChange{{ID: id, Apply: fn, Notes: notes}})
 	if err != nil {
 		return Order{}, nil, err
 	}
-	var out Order
-	err = s.update(func(txn *tx) error {
-		var old Order
-		if err := getRecord(txn, orderKey(id), &old); err != nil {
-			return err
+	return res[0].Order, res[0].Notes, res[0].Err
+}
+
+// OrderChange is one order's part of a group commit (see UpdateOrders).
+type OrderChange struct {
+	ID int64
+	// Apply changes the order as UpdateOrder's fn does; its error leaves this order
+	// untouched without failing the others.
+	Apply func(o *Order) error
+	// Notes are queued in the outbox with the change.
+	Notes []OutboxMessage
+}
+
+// OrderResult is what one OrderChange came to: the order as stored and its notes with
+// their ids, or Err (Apply's error, or ErrNotFound) and nothing of it written, notes
+// included.
+type OrderResult struct {
+	Order Order
+	Notes []OutboxMessage
+	Err   error
+}
+
+// UpdateOrders applies many orders' changes in one commit and returns once it is
+// durable: the dispatcher starts every due order, and the recorder settles every
+// finished attempt, with one commit and one wait instead of one each. A change whose
+// Apply fails is left out on its own (see OrderResult.Err); the error returned is the
+// commit's, and then nothing was written.
+func (s *Store) UpdateOrders(changes []OrderChange) ([]OrderResult, error) {
+	now := s.now()
+	results := make([]OrderResult, len(changes))
+	for i, c := range changes {
+		notes, err := s.assignIDs(c.Notes, now)
+		if err != nil {
+			return nil, err
 		}
-		updated := old
-		// fn appends to the history; old's stays as read (saveOrder compares the two).
-		updated.History = slices.Clip(old.History)
-		if err := fn(&updated); err != nil {
-			return err
+		results[i].Notes = notes
+	}
+	err := s.update(func(txn *tx) error {
+		for i, c := range changes {
+			if err := s.changeOrder(txn, c, &results[i], now); err != nil {
+				return err
+			}
 		}
-		updated.UpdatedAt = now
-		if err := s.saveOrder(txn, &old, &updated, now); err != nil {
-			return err
-		}
-		if err := putOutboxAll(txn, notes); err != nil {
-			return err
-		}
-		out = updated
 		return nil
 	})
 	if err != nil {
-		return Order{}, nil, err
+		return nil, err
 	}
-	return out, notes, nil
+	return results, nil
+}
+
+// changeOrder applies one change inside a group commit. A missing order or Apply's
+// error is the change's own (r.Err) and writes nothing; any other error fails the commit.
+func (s *Store) changeOrder(txn *tx, c OrderChange, r *OrderResult, now time.Time) error {
+	var old Order
+	if err := getRecord(txn, orderKey(c.ID), &old); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			r.Err, r.Notes = err, nil
+			return nil
+		}
+		return err
+	}
+	updated := old
+	// Apply appends to the history; old's stays as read (saveOrder compares the two).
+	updated.History = slices.Clip(old.History)
+	if err := c.Apply(&updated); err != nil {
+		r.Err, r.Notes = err, nil
+		return nil
+	}
+	updated.UpdatedAt = now
+	if err := s.saveOrder(txn, &old, &updated, now); err != nil {
+		return err
+	}
+	if err := putOutboxAll(txn, r.Notes); err != nil {
+		return err
+	}
+	r.Order = updated
+	return nil
 }
 
 // saveOrder writes o and keeps everything derived from it consistent: the status
