@@ -3,7 +3,7 @@ package tui
 import (
 	"context"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 )
 
 // Daemon is everything the console needs from a running hangar. tui/client implements

@@ -16,7 +16,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/tui/keymap"
 	"github.com/hangarhq/hangar/tui/styles"
 )

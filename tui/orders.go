@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 )
 
 // ordersPage is how many orders one page of the orders view holds.

@@ -16,8 +16,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/tui"
-	"github.com/hangarhq/hangar/tui/api"
 	"github.com/hangarhq/hangar/tui/internal/fakedaemon"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/tui/styles"
 )
 

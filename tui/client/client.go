@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 )
 
 // Client talks to one daemon's admin API. It is safe for concurrent use, so the SSH

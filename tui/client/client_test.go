@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/tui"
-	"github.com/hangarhq/hangar/tui/api"
 	"github.com/hangarhq/hangar/tui/client"
 )
 

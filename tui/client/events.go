@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 )
 
 // Events follows GET /admin/events until ctx ends, reconnecting with exponential

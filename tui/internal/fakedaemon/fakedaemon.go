@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 )
 
 // ErrUnreachable is what every call returns while the fake is down; it is not an

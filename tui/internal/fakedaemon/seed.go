@@ -3,7 +3,7 @@ package fakedaemon
 import (
 	"time"
 
-	"github.com/hangarhq/hangar/tui/api"
+	"github.com/hangarhq/hangar/http/api"
 )
 
 // Now is the fixed clock the seed data is relative to; tests give it to the console.
