@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) resetRateLimit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"user_id": user, "reset": existed})
+	return c.JSON(api.ResetResult{UserID: user, Reset: existed})
 }
 
 // Balances is what the admin API needs to credit users.
@@ -82,13 +83,6 @@ type Inspector interface {
 	RecentMessages(limit int) ([]store.OutboxMessage, error)
 }
 
-type windowView struct {
-	UserID  int64     `json:"user_id"`
-	Count   int       `json:"count"`
-	ResetAt time.Time `json:"reset_at"`
-	Limited bool      `json:"limited"`
-}
-
 // rateLimits lists live message windows, fullest first (GET /admin/ratelimits?min=1).
 func (s *Server) rateLimits(c *fiber.Ctx) error {
 	minCount := 1
@@ -109,12 +103,12 @@ func (s *Server) rateLimits(c *fiber.Ctx) error {
 		return err
 	}
 	now := time.Now()
-	out := make([]windowView, 0, len(entries))
+	out := make([]api.RateWindow, 0, len(entries))
 	for _, e := range entries {
 		if !e.ResetAt.After(now) {
 			continue // expired; Badger drops it at its TTL
 		}
-		out = append(out, windowView{UserID: e.UserID, Count: e.Count, ResetAt: e.ResetAt.UTC(), Limited: e.Count >= s.cfg.RateLimit})
+		out = append(out, api.RateWindow{UserID: e.UserID, Count: e.Count, ResetAt: e.ResetAt.UTC(), Limited: e.Count >= s.cfg.RateLimit})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {
@@ -125,24 +119,14 @@ func (s *Server) rateLimits(c *fiber.Ctx) error {
 	if len(out) > limit {
 		out = out[:limit]
 	}
-	return c.JSON(fiber.Map{"limit": s.cfg.RateLimit, "window_seconds": s.cfg.RateWindow.Seconds(), "windows": out})
+	return c.JSON(api.RateLimits{Limit: s.cfg.RateLimit, WindowSeconds: s.cfg.RateWindow.Seconds(), Windows: out})
 }
 
-type messageView struct {
-	ID        uint64     `json:"id"`
-	ChatID    int64      `json:"chat_id"`
-	Text      string     `json:"text"`
-	Status    string     `json:"status"`
-	Attempts  int        `json:"attempts"`
-	LastError string     `json:"last_error,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
-	SentAt    *time.Time `json:"sent_at"`
-}
-
-func viewMessages(ms []store.OutboxMessage) []messageView {
-	out := make([]messageView, 0, len(ms))
+// viewMessages shows outbox messages with their secrets masked.
+func viewMessages(ms []store.OutboxMessage) []api.Message {
+	out := make([]api.Message, 0, len(ms))
 	for _, m := range ms {
-		v := messageView{ID: m.ID, ChatID: m.ChatID, Text: m.Loggable(), Status: m.Status, Attempts: m.Attempts,
+		v := api.Message{ID: m.ID, ChatID: m.ChatID, Text: m.Loggable(), Status: m.Status, Attempts: m.Attempts,
 			LastError: m.LastError, CreatedAt: m.CreatedAt.UTC()}
 		if !m.SentAt.IsZero() {
 			t := m.SentAt.UTC()
@@ -167,5 +151,5 @@ func (s *Server) outbox(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"sending": s.cfg.Sending, "queued": viewMessages(queued), "recent": viewMessages(recent)})
+	return c.JSON(api.Outbox{Sending: s.cfg.Sending, Queued: viewMessages(queued), Recent: viewMessages(recent)})
 }

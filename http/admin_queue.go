@@ -2,46 +2,25 @@ package http
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/store"
 )
 
-// orderView is an order as the admin API shows it (docs/admin-api.md).
-type orderView struct {
-	OrderID        int64              `json:"order_id"`
-	UserID         int64              `json:"user_id"`
-	TelegramUserID string             `json:"telegram_user_id"`
-	Status         string             `json:"status"`
-	WaitingRetry   bool               `json:"waiting_retry"`
-	SpecID         string             `json:"spec_id"`
-	Region         string             `json:"region"`
-	Provider       string             `json:"provider"`
-	PricePaid      int64              `json:"price_paid"`
-	Money          string             `json:"money,omitempty"`
-	Attempts       int                `json:"attempts"`
-	NextRetryAt    *time.Time         `json:"next_retry_at"`
-	IPAddress      *string            `json:"ip_address"`
-	InstanceID     *string            `json:"instance_id"`
-	ErrorMessage   *string            `json:"error_message"`
-	DeadLettered   bool               `json:"dead_lettered"`
-	CreatedAt      time.Time          `json:"created_at"`
-	UpdatedAt      time.Time          `json:"updated_at"`
-	History        []store.OrderEvent `json:"history"`
-}
-
-func viewOrder(o store.Order) orderView {
-	v := orderView{
+// viewOrder is an order as the admin API shows it (docs/admin-api.md).
+func viewOrder(o store.Order) api.Order {
+	v := api.Order{
 		OrderID: o.ID, UserID: o.UserID, TelegramUserID: strconv.FormatInt(o.TelegramUserID, 10),
 		Status: o.Status, WaitingRetry: o.WaitingRetry(), SpecID: o.SpecID, Region: o.Region, Provider: o.Provider,
 		PricePaid: o.PricePaid, Money: o.Money, Attempts: o.Attempts,
 		IPAddress: nullable(o.IPAddress), InstanceID: nullable(o.InstanceID), ErrorMessage: nullable(o.LastError),
-		DeadLettered: o.DeadLettered, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC(), History: o.History,
+		DeadLettered: o.DeadLettered, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC(),
+		History: make([]api.HistoryEntry, 0, len(o.History)),
 	}
-	if v.History == nil {
-		v.History = []store.OrderEvent{}
+	for _, e := range o.History {
+		v.History = append(v.History, api.HistoryEntry{At: e.At, Event: e.Event, Status: e.Status, Attempt: e.Attempt, Error: e.Error})
 	}
 	if o.WaitingRetry() {
 		t := o.DueAt.UTC()
@@ -50,8 +29,8 @@ func viewOrder(o store.Order) orderView {
 	return v
 }
 
-func viewOrders(os []store.Order) []orderView {
-	out := make([]orderView, 0, len(os))
+func viewOrders(os []store.Order) []api.Order {
+	out := make([]api.Order, 0, len(os))
 	for _, o := range os {
 		out = append(out, viewOrder(o))
 	}
@@ -111,7 +90,7 @@ func (s *Server) listOrders(c *fiber.Ctx) error {
 	if len(orders) == limit {
 		next = orders[len(orders)-1].ID
 	}
-	return c.JSON(fiber.Map{"orders": viewOrders(orders), "next_before": next})
+	return c.JSON(api.OrderPage{Orders: viewOrders(orders), NextBefore: next})
 }
 
 func (s *Server) getOrder(c *fiber.Ctx) error {
@@ -147,7 +126,7 @@ func (s *Server) listDeadLetters(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"dead_letters": viewOrders(orders)})
+	return c.JSON(api.DeadLetters{DeadLetters: viewOrders(orders)})
 }
 
 func (s *Server) requeueDeadLetter(c *fiber.Ctx) error {
@@ -167,7 +146,7 @@ func (s *Server) requeueAllDeadLetters(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"requeued": n})
+	return c.JSON(api.RequeueAllResult{Requeued: n})
 }
 
 func (s *Server) purgeDeadLetters(c *fiber.Ctx) error {
@@ -175,7 +154,7 @@ func (s *Server) purgeDeadLetters(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"purged": n})
+	return c.JSON(api.PurgeResult{Purged: n})
 }
 
 func (s *Server) terminateOrder(c *fiber.Ctx) error {

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -39,12 +40,6 @@ func badRequest(code, message string) *apiError {
 	return newError(fiber.StatusBadRequest, code, message)
 }
 
-// errorResponse is the one JSON shape of every error.
-type errorResponse struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
-}
-
 // errorHandler maps every error a handler or Fiber itself returns to JSON.
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
@@ -60,7 +55,8 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 			ae = newError(fiber.StatusInternalServerError, "internal", "internal error")
 		}
-		return c.Status(ae.status).JSON(errorResponse{Error: ae.message, Code: ae.code})
+		// api.Error is the one JSON shape of every error, admin or not.
+		return c.Status(ae.status).JSON(api.Error{Message: ae.message, Code: ae.code})
 	}
 }
 

@@ -87,7 +87,7 @@ func (v *outbox) rebuild() {
 		if m.SentAt != nil {
 			when = *m.SentAt
 		}
-		row := table.Row{strconv.FormatInt(m.ID, 10), strconv.FormatInt(m.ChatID, 10), m.Status, strconv.Itoa(m.Attempts), ago(now, when), text, maskSecrets(oneLine(m.LastError))}
+		row := table.Row{strconv.FormatUint(m.ID, 10), strconv.FormatInt(m.ChatID, 10), m.Status, strconv.Itoa(m.Attempts), ago(now, when), text, maskSecrets(oneLine(m.LastError))}
 		if !containsFold(fmt.Sprint(row), v.filt) {
 			continue
 		}

@@ -148,7 +148,7 @@ func (v *rateLimits) render() string {
 			near++
 		}
 	}
-	head := st.Label.Render(fmt.Sprintf("limit %d per %ds · %d open windows · ", v.rl.Limit, v.rl.WindowSeconds, len(v.rl.Windows)))
+	head := st.Label.Render(fmt.Sprintf("limit %d per %gs · %d open windows · ", v.rl.Limit, v.rl.WindowSeconds, len(v.rl.Windows)))
 	head += st.Alarm.Render(fmt.Sprintf("%d limited", limited)) + st.Label.Render(" · ") + st.Warn.Render(fmt.Sprintf("%d near", near))
 	head = v.withErr(head)
 	switch {

@@ -41,7 +41,7 @@ type Thresholds struct {
 	LagSeconds  float64 `json:"lag_seconds"`
 }
 
-// Order mirrors the admin API's order; nullable fields are pointers.
+// Order is an order as the admin API shows it; nullable fields are pointers.
 type Order struct {
 	OrderID        int64          `json:"order_id"`
 	UserID         int64          `json:"user_id"`
@@ -52,46 +52,53 @@ type Order struct {
 	Region         string         `json:"region"`
 	Provider       string         `json:"provider"`
 	PricePaid      int64          `json:"price_paid"`
+	Money          string         `json:"money,omitempty"` // held, captured or released
 	Attempts       int            `json:"attempts"`
 	NextRetryAt    *time.Time     `json:"next_retry_at"`
 	IPAddress      *string        `json:"ip_address"`
 	InstanceID     *string        `json:"instance_id"`
 	ErrorMessage   *string        `json:"error_message"`
+	DeadLettered   bool           `json:"dead_lettered"`
 	CreatedAt      time.Time      `json:"created_at"`
 	UpdatedAt      time.Time      `json:"updated_at"`
-	History        []HistoryEntry `json:"history"`
+	History        []HistoryEntry `json:"history"` // never null: [] when empty
 }
 
+// HistoryEntry is one lifecycle step of an order.
 type HistoryEntry struct {
 	At      time.Time `json:"at"`
 	Event   string    `json:"event"`
 	Status  string    `json:"status"`
 	Attempt int       `json:"attempt"`
-	Error   string    `json:"error"`
+	Error   string    `json:"error,omitempty"`
 }
 
 // OrderPage is GET /admin/orders; NextBefore is 0 on the last page.
 type OrderPage struct {
-	Orders     []Order `json:"orders"`
 	NextBefore int64   `json:"next_before"`
+	Orders     []Order `json:"orders"`
 }
 
+// DeadLetters is GET /admin/dlq, newest first.
 type DeadLetters struct {
 	DeadLetters []Order `json:"dead_letters"`
 }
 
+// RequeueAllResult is POST /admin/dlq/requeue.
 type RequeueAllResult struct {
 	Requeued int `json:"requeued"`
 }
 
+// PurgeResult is DELETE /admin/dlq.
 type PurgeResult struct {
 	Purged int `json:"purged"`
 }
 
 // RateLimits is GET /admin/ratelimits: windows sorted by count, highest first.
+// WindowSeconds is fractional for a window that is not a whole number of seconds.
 type RateLimits struct {
 	Limit         int          `json:"limit"`
-	WindowSeconds int          `json:"window_seconds"`
+	WindowSeconds float64      `json:"window_seconds"`
 	Windows       []RateWindow `json:"windows"`
 }
 
@@ -102,25 +109,27 @@ type RateWindow struct {
 	Limited bool      `json:"limited"`
 }
 
+// ResetResult is DELETE /admin/ratelimit/:user; Reset says whether a window existed.
 type ResetResult struct {
-	UserID int64 `json:"user_id"`
 	Reset  bool  `json:"reset"`
+	UserID int64 `json:"user_id"`
 }
 
 // Outbox is GET /admin/outbox.
 type Outbox struct {
-	Sending bool      `json:"sending"`
 	Queued  []Message `json:"queued"`
 	Recent  []Message `json:"recent"`
+	Sending bool      `json:"sending"`
 }
 
+// Message is an outbox message; Text has its secrets masked.
 type Message struct {
-	ID        int64      `json:"id"`
+	ID        uint64     `json:"id"`
 	ChatID    int64      `json:"chat_id"`
 	Text      string     `json:"text"`
 	Status    string     `json:"status"`
 	Attempts  int        `json:"attempts"`
-	LastError string     `json:"last_error"`
+	LastError string     `json:"last_error,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
 	SentAt    *time.Time `json:"sent_at"`
 }
@@ -156,8 +165,10 @@ type Visitor struct {
 	Lon     float64   `json:"lon"`
 }
 
-// Error is the daemon's JSON error body with the HTTP status it came with. A call that
-// got an answer fails with *Error; any other failure means the daemon was not reached.
+// Error is the JSON error body of every route, with the HTTP status it came with (not
+// part of the body). The server answers every error with it; in the console, a call
+// that got an answer fails with *Error, and any other failure means the daemon was not
+// reached.
 type Error struct {
 	Status  int    `json:"-"`
 	Message string `json:"error"`

@@ -30,7 +30,7 @@ type OrderEvent struct {
 	OrderID int64     `json:"order_id"`
 	Status  string    `json:"status"`
 	Attempt int       `json:"attempt"`
-	Error   string    `json:"error"`
+	Error   string    `json:"error,omitempty"`
 	UserID  int64     `json:"user_id"`
 }
 
