@@ -419,7 +419,7 @@ type DayStats struct {
 	UniqueVisitors uint64 `json:"unique_visitors"`
 }
 
-// BlogStats is the admin summary. Its JSON shape is read by the console: keep it.
+// BlogStats is the admin summary; the HTTP API answers with its api.BlogStats copy.
 type BlogStats struct {
 	TotalViews          uint64      `json:"total_views"`
 	TodayViews          uint64      `json:"today_views"`
