@@ -240,7 +240,7 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 		return
 	}
 	now := q.d.cfg.Clock.Now()
-	var due []readyItem
+	var due []dueOrder
 	for len(q.inFlight)+len(due) < q.d.cfg.Queue.MaxConcurrency && q.ready.Len() > 0 {
 		top := q.ready[0]
 		if top.due.After(now) {
@@ -252,17 +252,23 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 			continue // cancelled, or superseded by a newer entry
 		}
 		delete(q.waiting, top.id)
-		due = append(due, readyItem{due: w.due, id: top.id, attempts: w.attempts})
+		due = append(due, dueOrder{id: top.id, attempts: w.attempts})
 	}
 	if len(due) > 0 {
 		q.start(c, due, now)
 	}
 }
 
+// dueOrder is an order dispatch took off the ready queue to start.
+type dueOrder struct {
+	id       int64
+	attempts int
+}
+
 // start moves the due orders to provisioning in one group commit, then gives each
 // that is still runnable an order actor for its attempt. Orders that stopped being
 // pending meanwhile (cancelled from the chat) are left alone.
-func (q *dispatcher) start(c *actor.Context, due []readyItem, now time.Time) {
+func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 	changes := make([]store.OrderChange, len(due))
 	for i, it := range due {
 		changes[i] = store.OrderChange{ID: it.id, Apply: startAttempt(now)}
@@ -436,9 +442,8 @@ func (q *dispatcher) stats() QueueStats {
 
 // readyItem is one entry of the ready queue, ordered by due time then id.
 type readyItem struct {
-	due      time.Time
-	id       int64
-	attempts int // set only once taken off the queue (see dispatch)
+	due time.Time
+	id  int64
 }
 
 type readyHeap []readyItem

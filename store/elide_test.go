@@ -106,8 +106,8 @@ func TestDeleteOfABornKeyNeverReachesBadger(t *testing.T) {
 			dir := t.TempDir()
 			s := quietOpen(t, dir)
 			key := "elide:" + tt.name
-			// A batch opens with its first commit and gathers for a second (applyInterval): start one
-			// with the steps, not at the tail of the migrations' batch.
+			// A batch opens with its first commit and gathers for applyInterval: start
+			// one with the steps, not at the tail of the migrations' batch.
 			waitApplied(t, s)
 			before := s.LogStats()
 			for _, step := range tt.steps {
