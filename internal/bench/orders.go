@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,7 +57,7 @@ const (
 func runOrdersBench() error {
 	fmt.Printf("  POST /orders: %d clients, %d orders over %d users (%d unmeasured first), sim provider 0 latency 0 failures, MaxConcurrency %d, SyncWrites on; load average %s\n",
 		cfg.Clients, ordersTotal, ordersUsers, ordersWarmup, ordersConcurrency, loadAverage())
-	errAccept := benchOrderThroughput()
+	errAccept := benchOrderRuns(max(cfg.OrderRuns, 1))
 	fmt.Printf("\n  %d orders in flight: real `hangar serve` subprocess, sim latency %s, MaxConcurrency %d, %d users; load average %s\n",
 		inflightOrders, inflightLatency, inflightOrders, inflightUsers, loadAverage())
 	errRSS := benchInflightRSS()
@@ -110,30 +111,68 @@ func depositAll(deposit func(user int64) error, users int) error {
 
 func orderUser(i int64) int64 { return 5_000_000 + i }
 
+// orderRates is what one throughput run measured.
+type orderRates struct{ accepted, completed float64 }
+
+// benchOrderRuns repeats the throughput run on fresh stacks and judges the targets on
+// the median: on this shared machine one run moves by a third either way.
+func benchOrderRuns(n int) error {
+	var runs []orderRates
+	var errs []error
+	for i := range n {
+		fmt.Printf("  run %d of %d\n", i+1, n)
+		r, err := benchOrderThroughput()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("run %d: %w", i+1, err))
+			continue
+		}
+		runs = append(runs, r)
+		fmt.Println()
+	}
+	if len(runs) == 0 {
+		return errors.Join(errs...)
+	}
+	summary := func(name string, rate func(orderRates) float64, target int) {
+		vals := make([]string, len(runs))
+		sorted := make([]float64, len(runs))
+		for i, r := range runs {
+			vals[i] = fmt.Sprintf("%.0f", rate(r))
+			sorted[i] = rate(r)
+		}
+		slices.Sort(sorted)
+		median := sorted[len(sorted)/2]
+		printTarget(name, fmt.Sprintf("%.0f", median), fmt.Sprintf(">= %d", target), median >= float64(target))
+		fmt.Printf("  %-24s %9s   the median of %d runs: %s\n", "", "", len(runs), strings.Join(vals, ", "))
+	}
+	summary("orders accepted/s", func(r orderRates) float64 { return r.accepted }, targetAccepted)
+	summary("orders completed/s", func(r orderRates) float64 { return r.completed }, targetCompleted)
+	return errors.Join(errs...)
+}
+
 // benchOrderThroughput runs the accept and completion measurements on one stack.
-func benchOrderThroughput() error {
+func benchOrderThroughput() (orderRates, error) {
 	st, err := startServeStack(ordersStackSpec)
 	if err != nil {
-		return err
+		return orderRates{}, err
 	}
 	defer st.close()
 	if err := depositAll(func(u int64) error { _, err := st.store.Deposit(u, ordersDeposit); return err }, ordersUsers); err != nil {
-		return fmt.Errorf("deposit: %w", err)
+		return orderRates{}, fmt.Errorf("deposit: %w", err)
 	}
 	load := newOrdersLoad(st.addr, cfg.Clients, ordersUsers)
 	// Warm-up: unmeasured, and waited for, so the measured run starts on an empty queue.
 	if w, _ := load.run(ordersWarmup); w.Errors+w.Non200 > 0 {
-		return fmt.Errorf("warm-up: %d not 201, %d errors", w.Non200, w.Errors)
+		return orderRates{}, fmt.Errorf("warm-up: %d not 201, %d errors", w.Non200, w.Errors)
 	}
 	base, err := waitSucceeded(st.eng, ordersWarmup, 0, ordersDrainLimit)
 	if err != nil {
-		return fmt.Errorf("warm-up: %w", err)
+		return orderRates{}, fmt.Errorf("warm-up: %w", err)
 	}
 	runtime.GC()
 
 	stopAcceptProfile, err := startPhaseProfile("orders-accept")
 	if err != nil {
-		return err
+		return orderRates{}, err
 	}
 	watch := watchSucceeded(st.eng, base.Succeeded+ordersTotal)
 	cpu0 := processCPU()
@@ -143,7 +182,7 @@ func benchOrderThroughput() error {
 	stopAcceptProfile()
 	stopDrainProfile, err := startPhaseProfile("orders-drain")
 	if err != nil {
-		return err
+		return orderRates{}, err
 	}
 	done := <-watch
 	stopDrainProfile()
@@ -152,15 +191,14 @@ func benchOrderThroughput() error {
 	printLogStats(log0, st.store.LogStats())
 	fmt.Println()
 
-	accepted := float64(res.Requests-res.Non200-res.Errors) / res.Elapsed.Seconds()
-	printTarget("orders accepted/s", fmt.Sprintf("%.0f", accepted), fmt.Sprintf(">= %d", targetAccepted), accepted >= targetAccepted)
-	fmt.Printf("  %-24s %9s   p99 %s\n", "accept p50", fmtDur(res.Percentile(0.5)), fmtDur(res.Percentile(0.99)))
+	rates := orderRates{accepted: float64(res.Requests-res.Non200-res.Errors) / res.Elapsed.Seconds()}
+	fmt.Printf("  %-24s %9.0f   accept p50 %s, p99 %s\n", "orders accepted/s", rates.accepted, fmtDur(res.Percentile(0.5)), fmtDur(res.Percentile(0.99)))
 	if done.err != nil {
-		return errors.Join(done.err, res.orderCheck())
+		return orderRates{}, errors.Join(done.err, res.orderCheck())
 	}
 	took := done.at.Sub(load.start)
-	completed := float64(ordersTotal) / took.Seconds()
-	printTarget("orders completed/s", fmt.Sprintf("%.0f", completed), fmt.Sprintf(">= %d", targetCompleted), completed >= targetCompleted)
+	rates.completed = float64(ordersTotal) / took.Seconds()
+	fmt.Printf("  %-24s %9.0f\n", "orders completed/s", rates.completed)
 	fmt.Printf("  %-24s %9s   first POST to all %d active: %s; last 201 to last active: %s; %d polls of QueueStats\n",
 		"end to end", fmtDur(took), ordersTotal, fmtDur(took), fmtDur(done.at.Sub(lastAccept)), done.polls)
 	active, err := st.store.CountOrders(store.OrderActive)
@@ -168,7 +206,7 @@ func benchOrderThroughput() error {
 		err = fmt.Errorf("%d orders active in the store, want %d", active, ordersTotal+ordersWarmup)
 	}
 	fmt.Printf("  %-24s %9d   (store status index, warm-up included); load average now %s\n", "active orders", active, loadAverage())
-	return errors.Join(err, res.orderCheck())
+	return rates, errors.Join(err, res.orderCheck())
 }
 
 type succeededAt struct {
