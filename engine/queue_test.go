@@ -256,18 +256,60 @@ func TestStopWaitsForAttemptsAndStartsNoMore(t *testing.T) {
 	}
 }
 
-// startRecorder is the real store, noting how many orders each group commit carried.
+// startRecorder is the real store, noting how many orders each group commit carried;
+// the first refuse commits fail as a full disk would.
 type startRecorder struct {
 	engine.Store
-	mu    sync.Mutex
-	sizes []int
+	mu     sync.Mutex
+	sizes  []int
+	refuse int
 }
+
+var errDiskFull = errors.New("no space left on device")
 
 func (r *startRecorder) UpdateOrders(changes []store.OrderChange) ([]store.OrderResult, error) {
 	r.mu.Lock()
 	r.sizes = append(r.sizes, len(changes))
+	refused := r.refuse > 0
+	r.refuse--
 	r.mu.Unlock()
+	if refused {
+		return nil, errDiskFull
+	}
 	return r.Store.UpdateOrders(changes)
+}
+
+// A start commit the store refuses loses nothing and costs no attempt: the orders go
+// back on the queue and start once the retry base has passed.
+func TestRefusedStartCommitRequeuesTheOrders(t *testing.T) {
+	rec := &startRecorder{refuse: 1}
+	p := newScripted(nil)
+	env := hangartest.Start(t, hangartest.Options{Queue: engine.QueueConfig{MaxConcurrency: 5},
+		Providers: map[string]engine.Provider{"sim": p},
+		WrapStore: func(s engine.Store) engine.Store { rec.Store = s; return rec }})
+	p.clock = env.Clock
+	env.Deposit(t, 42, 1_000_000)
+	id := env.Order(t, 42, "sim-nano", "tokyo")
+	hangartest.WaitFor(t, 5*time.Second, "the refused start commit", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.sizes) >= 1
+	})
+	time.Sleep(30 * time.Millisecond) // several dispatcher ticks: nothing starts before the retry base
+	if o, _ := env.Store.GetOrder(id); o.Status != store.OrderPending || o.Attempts != 0 || len(p.createTimes()) != 0 {
+		t.Fatalf("after a refused start: %s with %d attempts and %d provider calls; want pending, 0, 0", o.Status, o.Attempts, len(p.createTimes()))
+	}
+	if stats := queueStats(t, env); stats.Depth != 1 || stats.InFlight != 0 {
+		t.Fatalf("queue after a refused start: depth %d, in flight %d; want the order waiting", stats.Depth, stats.InFlight)
+	}
+	env.Clock.Advance(2 * time.Second) // the default retry base
+	o := env.WaitStatus(t, id, store.OrderActive, 5*time.Second)
+	if o.Attempts != 1 || len(p.createTimes()) != 1 {
+		t.Fatalf("order active after %d attempts and %d provider calls, want 1 and 1", o.Attempts, len(p.createTimes()))
+	}
+	if !strings.Contains(env.Logs.String(), errDiskFull.Error()) {
+		t.Error("the refused start commit was not logged")
+	}
 }
 
 // Orders due together start together: one commit moves them all to provisioning
