@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	"github.com/hangarhq/hangar/internal/hangartest"
 )
@@ -44,7 +45,7 @@ func (d *daemon) orders(t *testing.T) []adminOrder {
 // checks that every accepted order ends in exactly one terminal state, none is lost,
 // no server is created twice and money moved once per order.
 func TestCrashRecoveryProvisionsEachOrderOnce(t *testing.T) {
-	linode := linodefake.New("linode-test-token", linodefake.WithLatency(150*time.Millisecond))
+	linode := linodefake.New("linode-test-token", fakeapi.WithLatency(150*time.Millisecond))
 	defer linode.Close()
 	env := []string{
 		"HANGAR_LINODE_TOKEN=linode-test-token", "HANGAR_LINODE_API=" + linode.URL(),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine/cloud"
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 )
 
@@ -42,7 +43,7 @@ func linodeCase() providerCase {
 	}
 }
 
-func setupLinode(t *testing.T, opts ...linodefake.Option) (*cloud.Linode, *linodefake.Server) {
+func setupLinode(t *testing.T, opts ...fakeapi.Option) (*cloud.Linode, *linodefake.Server) {
 	t.Helper()
 	fake := linodefake.New(linodeToken, opts...)
 	t.Cleanup(fake.Close)
@@ -79,7 +80,7 @@ func TestLinodeLifecycle(t *testing.T) {
 }
 
 func TestLinodeBootDelay(t *testing.T) {
-	p, _ := setupLinode(t, linodefake.WithBootDelay(time.Hour))
+	p, _ := setupLinode(t, fakeapi.WithBootDelay(time.Hour))
 	in, err := p.Create(t.Context(), linodeReq("hangar-order-1"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine/cloud"
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 	vultrfake "github.com/hangarhq/hangar/internal/fakes/vultr"
 )
 
@@ -38,7 +39,7 @@ func vultrCase() providerCase {
 	}
 }
 
-func setupVultr(t *testing.T, opts ...vultrfake.Option) (*cloud.Vultr, *vultrfake.Server) {
+func setupVultr(t *testing.T, opts ...fakeapi.Option) (*cloud.Vultr, *vultrfake.Server) {
 	t.Helper()
 	fake := vultrfake.New(vultrKey, opts...)
 	t.Cleanup(fake.Close)
@@ -73,7 +74,7 @@ func TestVultrLifecycle(t *testing.T) {
 }
 
 func TestVultrBootDelay(t *testing.T) {
-	p, _ := setupVultr(t, vultrfake.WithBootDelay(time.Hour))
+	p, _ := setupVultr(t, fakeapi.WithBootDelay(time.Hour))
 	in, err := p.Create(t.Context(), vultrReq("hangar-order-1"))
 	if err != nil {
 		t.Fatal(err)

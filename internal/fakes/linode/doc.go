@@ -11,7 +11,7 @@
 // Every request must carry "Authorization: Bearer <token>". Failures can be injected
 // per request (FailNext, RateLimitNext, HangNext, CreateThenHang) and latency added
 // (SetLatency). A new instance answers "provisioning" and turns "running" after the
-// boot delay (WithBootDelay, default 0: running from the first read).
+// boot delay (fakeapi.WithBootDelay, default 0: running from the first read).
 //
 // What does not depend on Linode's wire format (the token check, faults, latency, the
 // request log, the instances) is fakeapi's; this package keeps the paths, JSON shapes,

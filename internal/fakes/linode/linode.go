@@ -50,25 +50,6 @@ var (
 	}
 )
 
-// Option configures a Server.
-type Option = fakeapi.Option
-
-// WithLatency delays every answer by d.
-func WithLatency(d time.Duration) Option { return fakeapi.WithLatency(d) }
-
-// WithBootDelay keeps new instances "provisioning" for d before they read "running".
-func WithBootDelay(d time.Duration) Option { return fakeapi.WithBootDelay(d) }
-
-// WithPlans accepts more plan (type) ids besides DefaultPlans.
-func WithPlans(ids ...string) Option { return fakeapi.WithPlans(ids...) }
-
-// WithRegions accepts more region ids besides DefaultRegions.
-func WithRegions(ids ...string) Option { return fakeapi.WithRegions(ids...) }
-
-// WithPageSize sets the page size used when a list request names no page_size
-// (Linode's is 100).
-func WithPageSize(n int) Option { return fakeapi.WithPageSize(n) }
-
 // Server is a fake Linode API. Close it when done. URL, Seed, Instances, Count and the
 // fault and wait methods are fakeapi's, through the embedded Fake.
 type Server struct {
@@ -90,7 +71,7 @@ var apiErrors = fakeapi.Errors{
 }
 
 // New starts a fake that accepts only the given API token.
-func New(token string, opts ...Option) *Server {
+func New(token string, opts ...fakeapi.Option) *Server {
 	s := &Server{fakeapi.NewFake(fakeapi.Spec[Request, Instance]{
 		Secret:   token,
 		Record:   func(r *http.Request) Request { return Request{Method: r.Method, Path: r.URL.Path} },

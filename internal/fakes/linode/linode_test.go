@@ -9,6 +9,7 @@ import (
 
 	"github.com/linode/linodego"
 
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 )
 
@@ -22,7 +23,7 @@ func client(t *testing.T, s *linodefake.Server, token string) *linodego.Client {
 }
 
 func TestPagesAndFilters(t *testing.T) {
-	s := linodefake.New("tok", linodefake.WithPageSize(2))
+	s := linodefake.New("tok", fakeapi.WithPageSize(2))
 	defer s.Close()
 	for _, seed := range [][3]string{
 		{"a1", "us-east", "g6-nanode-1"}, {"a2", "us-east", "g6-nanode-1"}, {"a3", "us-east", "g6-nanode-1"},
@@ -155,7 +156,7 @@ func TestStatusDuringBoot(t *testing.T) {
 		{boot: 0, want: linodego.InstanceRunning},
 		{boot: time.Hour, want: linodego.InstanceProvisioning},
 	} {
-		s := linodefake.New("tok", linodefake.WithBootDelay(tc.boot))
+		s := linodefake.New("tok", fakeapi.WithBootDelay(tc.boot))
 		c := client(t, s, "tok")
 		created, err := c.CreateInstance(t.Context(), linodego.InstanceCreateOptions{
 			Label: "web-1", Region: "us-east", Type: "g6-nanode-1", Image: "linode/debian12", RootPass: "pw-123456789"})

@@ -11,7 +11,7 @@
 // Every request must carry "Authorization: Bearer <key>". Failures can be injected per
 // request (FailNext, RateLimitNext, HangNext, CreateThenHang) and latency added
 // (SetLatency). As at Vultr, a new instance is "pending" with main_ip 0.0.0.0 and
-// becomes "active" with its address after the boot delay (WithBootDelay, default 0:
+// becomes "active" with its address after the boot delay (fakeapi.WithBootDelay, default 0:
 // active from the first read). Labels are not unique, as at Vultr.
 //
 // What does not depend on Vultr's wire format (the token check, faults, latency, the

@@ -55,25 +55,6 @@ var (
 	DefaultOS = []int{2136, 2284, 1743, 2076, 2104}
 )
 
-// Option configures a Server.
-type Option = fakeapi.Option
-
-// WithLatency delays every answer by d.
-func WithLatency(d time.Duration) Option { return fakeapi.WithLatency(d) }
-
-// WithBootDelay keeps new instances "pending" without an address for d.
-func WithBootDelay(d time.Duration) Option { return fakeapi.WithBootDelay(d) }
-
-// WithPlans accepts more plan ids besides DefaultPlans.
-func WithPlans(ids ...string) Option { return fakeapi.WithPlans(ids...) }
-
-// WithRegions accepts more region ids besides DefaultRegions.
-func WithRegions(ids ...string) Option { return fakeapi.WithRegions(ids...) }
-
-// WithPageSize sets the page size used when a list request names no per_page (Vultr's
-// is 100).
-func WithPageSize(n int) Option { return fakeapi.WithPageSize(n) }
-
 // Server is a fake Vultr API. Close it when done. URL, Seed, Instances, Count and the
 // fault and wait methods are fakeapi's, through the embedded Fake.
 type Server struct {
@@ -97,7 +78,7 @@ var apiErrors = fakeapi.Errors{
 }
 
 // New starts a fake that accepts only the given API key.
-func New(apiKey string, opts ...Option) *Server {
+func New(apiKey string, opts ...fakeapi.Option) *Server {
 	s := &Server{
 		Fake: fakeapi.NewFake(fakeapi.Spec[Request, Instance]{
 			Secret: apiKey,

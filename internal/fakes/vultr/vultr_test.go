@@ -9,6 +9,7 @@ import (
 
 	"github.com/vultr/govultr/v3"
 
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 	vultrfake "github.com/hangarhq/hangar/internal/fakes/vultr"
 )
 
@@ -31,7 +32,7 @@ func client(t *testing.T, s *vultrfake.Server, key string) *govultr.Client {
 }
 
 func TestCursorPagesAndFilters(t *testing.T) {
-	s := vultrfake.New("key", vultrfake.WithPageSize(2))
+	s := vultrfake.New("key", fakeapi.WithPageSize(2))
 	defer s.Close()
 	for _, label := range []string{"a1", "a2", "a3", "a4", "a5"} {
 		s.Seed(label, "icn", "vc2-1c-1gb")
