@@ -27,6 +27,7 @@ type scenario struct {
 // scenarios is every benchmark, in the order they run.
 var scenarios = []scenario{
 	{"machine", runMachineBench},
+	{"floor", runFloorBench},
 	{"webhook", runWebhookBench},
 	{"views", runViewsBench},
 	{"orders", runOrdersBench},
