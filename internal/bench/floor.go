@@ -1,313 +1,227 @@
 package main
 
 import (
-	"crypto/subtle"
-	"encoding/json"
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
-	"golang.org/x/sys/unix"
 )
 
 // The floor scenario asks what the orders targets cost on this machine before any of
-// hangar's code runs. It serves POST /orders with the least that issue 3 allows, each
-// part the cheapest of its kind:
+// hangar's code runs. It drives internal/floor (a module of its own; see its doc.go)
+// with the orders load: a server that does per order the least issue 3 allows (JSON, a
+// group-committed log with two durable records, the order's life in its own goroutine
+// or actor), first with the cheapest parts there are ("bare": fasthttp, a goroutine
+// per order) and then with the parts hangar's design prescribes ("prescribed": Fiber,
+// a Hollywood actor per order, Badger behind the log). Runs alternate between the two
+// so that the machine's drift falls on both alike.
 //
-//   - fasthttp with one handler (no Fiber routing or middleware, no metrics);
-//   - a constant-time bearer check and the order's JSON decoded into a struct;
-//   - one record appended to a group-committed log (one write and one fdatasync for
-//     every order waiting), durable before the 201;
-//   - a goroutine per order (cheaper than a Hollywood actor) that "provisions" with no
-//     work and appends the outcome to the same log, durable before it counts as done.
-//
-// No status index, no start record, no funds, no Badger, no queue bookkeeping. Any
-// implementation of the issue does at least this much per order, so the figures bound
-// hangar's from above: where the floor misses a target, hangar cannot meet it here.
+// Any implementation of the issue with the prescribed parts does at least this much
+// per order, so where the prescribed floor misses a target, hangar cannot meet it on
+// this machine as it is at the time.
 
-const floorLogSize = 64 << 20 // preallocated, as hangar's log segments are
+// floorVariant is one way of building the floor server.
+type floorVariant struct {
+	name  string
+	flags []string
+	what  string
+}
+
+var floorVariants = []floorVariant{
+	{"bare", nil, "fasthttp, a goroutine per order"},
+	{"prescribed", []string{"-fiber", "-actors", "-badger"}, "Fiber, a Hollywood actor per order, Badger behind the log"},
+}
 
 func runFloorBench() error {
-	fmt.Printf("  the least any implementation does per order: fasthttp, JSON, a group-committed log (2 durable records per order), a goroutine per order; %d clients, %d orders\n",
-		cfg.Clients, ordersTotal)
-	var runs []orderRates
+	dir, err := os.MkdirTemp("", "hangar-bench-floor-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "floor")
+	t0 := time.Now()
+	if err := goBuild(bin, "internal/floor", "."); err != nil {
+		return err
+	}
+	fmt.Printf("  %-24s %9s   per order: JSON, 2 records in a group-committed log (durable before the 201 and before done), nothing else; %d clients, %d orders a run\n",
+		"go build internal/floor", fmtDur(time.Since(t0)), cfg.Clients, ordersTotal)
+	for _, v := range floorVariants {
+		fmt.Printf("  %-24s %9s   %s\n", v.name, "", v.what)
+	}
+	runs := make([][]orderRates, len(floorVariants))
 	var errs []error
 	for i := range cfg.OrderRuns {
-		r, err := benchFloorRun(i + 1)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("run %d: %w", i+1, err))
+		for vi, v := range floorVariants {
+			r, err := benchFloorRun(bin, dir, v, i+1)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s run %d: %w", v.name, i+1, err))
+				continue
+			}
+			runs[vi] = append(runs[vi], r)
+		}
+	}
+	for vi, v := range floorVariants {
+		if len(runs[vi]) == 0 {
 			continue
 		}
-		runs = append(runs, r)
+		acc := medianRate(runs[vi], func(r orderRates) float64 { return r.accepted })
+		comp := medianRate(runs[vi], func(r orderRates) float64 { return r.completed })
+		fmt.Printf("  %-24s %9.0f   median of %d; issue 3's target for hangar, >= %d, %s\n", v.name+" accepted/s", acc, len(runs[vi]), targetAccepted, againstFloor(acc, targetAccepted))
+		fmt.Printf("  %-24s %9.0f   median of %d; issue 3's target for hangar, >= %d, %s\n", v.name+" completed/s", comp, len(runs[vi]), targetCompleted, againstFloor(comp, targetCompleted))
 	}
-	if len(runs) == 0 {
-		return errors.Join(errs...)
-	}
-	median := func(rate func(orderRates) float64) float64 {
-		v := make([]float64, len(runs))
-		for i, r := range runs {
-			v[i] = rate(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	acc, comp := median(func(r orderRates) float64 { return r.accepted }), median(func(r orderRates) float64 { return r.completed })
-	fmt.Printf("  %-24s %9.0f   median of %d; issue 3's target for hangar >= %d: %s\n", "floor accepted/s", acc, len(runs), targetAccepted, reachable(acc, targetAccepted))
-	fmt.Printf("  %-24s %9.0f   median of %d; issue 3's target for hangar >= %d: %s\n", "floor completed/s", comp, len(runs), targetCompleted, reachable(comp, targetCompleted))
 	return errors.Join(errs...)
 }
 
-func reachable(floor float64, target int) string {
-	if floor >= float64(target) {
-		return "within the floor"
+func medianRate(runs []orderRates, rate func(orderRates) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = rate(r)
 	}
-	return "above the floor, out of reach on this machine now"
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
-func benchFloorRun(run int) (orderRates, error) {
-	log, err := openGroupLog()
-	if err != nil {
-		return orderRates{}, err
+func againstFloor(floor float64, target int) string {
+	if floor >= float64(target) {
+		return "is within this floor"
 	}
-	defer log.close()
-	srv := newFloorServer(log)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return orderRates{}, err
-	}
-	hs := &fasthttp.Server{Handler: srv.handle}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = hs.Serve(ln)
-	}()
-	defer func() {
-		_ = hs.Shutdown()
-		<-served
-	}()
+	return "is ABOVE this floor: out of reach on this machine now"
+}
 
-	load := newOrdersLoad(ln.Addr().String(), cfg.Clients, ordersUsers)
+// benchFloorRun starts a fresh floor server, warms it up and measures one run.
+func benchFloorRun(bin, dir string, v floorVariant, run int) (orderRates, error) {
+	f, err := startFloor(bin, filepath.Join(dir, fmt.Sprintf("%s-%d", v.name, run)), v.flags)
+	if err != nil {
+		return orderRates{}, err
+	}
+	defer f.stop()
+	load := newOrdersLoad(f.addr, cfg.Clients, ordersUsers)
 	if w, _ := load.run(ordersWarmup); w.Errors+w.Non200 > 0 {
 		return orderRates{}, fmt.Errorf("warm-up: %d not 201, %d errors", w.Non200, w.Errors)
 	}
-	srv.waitDone(ordersWarmup)
-	done := srv.doneAt(ordersWarmup + ordersTotal)
-	cpu0 := processCPU()
-	syncs0 := log.syncs.Load()
-	res, _ := load.run(ordersTotal)
-	res.CPU = processCPU() - cpu0
-	var at time.Time
-	select {
-	case at = <-done:
-	case <-time.After(ordersDrainLimit):
-		return orderRates{}, fmt.Errorf("only %d of %d orders done after %s", srv.completed.Load()-ordersWarmup, ordersTotal, ordersDrainLimit)
+	if _, _, err := f.waitDone(ordersWarmup); err != nil {
+		return orderRates{}, fmt.Errorf("warm-up: %w", err)
 	}
-	if err := log.failed(); err != nil {
+	cpu0, floorCPU0 := processCPU(), f.cpu()
+	_, syncs0, _ := f.done()
+	res, _ := load.run(ordersTotal)
+	res.CPU = processCPU() - cpu0 + f.cpu() - floorCPU0
+	at, syncs, err := f.waitDone(ordersWarmup + ordersTotal)
+	if err != nil {
 		return orderRates{}, err
 	}
-	printOrderLoad(fmt.Sprintf("floor run %d accepted", run), res)
+	printOrderLoad(fmt.Sprintf("%s run %d", v.name, run), res)
 	r := orderRates{
 		accepted:  float64(res.Requests-res.Non200-res.Errors) / res.Elapsed.Seconds(),
 		completed: float64(ordersTotal) / at.Sub(load.start).Seconds(),
 	}
-	fmt.Printf("  %-24s %9.0f   completed/s; %d fdatasyncs for %d records\n", "", r.completed, log.syncs.Load()-syncs0, 2*ordersTotal)
+	fmt.Printf("  %-24s %9.0f   completed/s; %d fdatasyncs for %d records\n", "", r.completed, syncs-syncs0, 2*ordersTotal)
 	return r, res.orderCheck()
 }
 
-// floorServer answers POST /orders with the floor's work.
-type floorServer struct {
-	log       *groupLog
-	secret    []byte
-	nextID    atomic.Int64
-	completed atomic.Int64
-	mu        sync.Mutex
-	waiters   map[int64]chan time.Time // completed count → who waits for it
+// floorProc is a running floor server.
+type floorProc struct {
+	cmd    *exec.Cmd
+	addr   string
+	client *fasthttp.Client
+	stderr *bytes.Buffer
 }
 
-func newFloorServer(log *groupLog) *floorServer {
-	return &floorServer{log: log, secret: []byte("Bearer " + ordersSecret), waiters: map[int64]chan time.Time{}}
-}
-
-type floorOrder struct {
-	UserID         int64  `json:"user_id"`
-	TelegramUserID int64  `json:"telegram_user_id"`
-	SpecID         string `json:"spec_id"`
-	Region         string `json:"region"`
-}
-
-func (s *floorServer) handle(c *fasthttp.RequestCtx) {
-	if subtle.ConstantTimeCompare(c.Request.Header.Peek("Authorization"), s.secret) != 1 {
-		c.SetStatusCode(fasthttp.StatusUnauthorized)
-		return
+func startFloor(bin, dir string, flags []string) (*floorProc, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
-	var o floorOrder
-	if err := json.Unmarshal(c.PostBody(), &o); err != nil || o.UserID == 0 || o.SpecID == "" {
-		c.SetStatusCode(fasthttp.StatusBadRequest)
-		return
-	}
-	id := s.nextID.Add(1)
-	if err := s.log.append(floorRecord(id, "pending", o)); err != nil {
-		c.SetStatusCode(fasthttp.StatusInternalServerError)
-		return
-	}
-	go s.provision(id, o)
-	c.SetStatusCode(fasthttp.StatusCreated)
-	c.SetContentType("application/json")
-	body := strconv.AppendInt(append(c.Response.Body()[:0], `{"order_id":`...), id, 10)
-	c.SetBody(append(body, `,"status":"pending"}`...))
-}
-
-// provision is the order's own lifecycle: no provider work, its outcome made durable.
-func (s *floorServer) provision(id int64, o floorOrder) {
-	if err := s.log.append(floorRecord(id, "active", o)); err != nil {
-		return
-	}
-	n := s.completed.Add(1)
-	s.mu.Lock()
-	if ch, ok := s.waiters[n]; ok {
-		ch <- time.Now()
-		delete(s.waiters, n)
-	}
-	s.mu.Unlock()
-}
-
-// doneAt returns a channel that gets the time the n-th order completes.
-func (s *floorServer) doneAt(n int64) <-chan time.Time {
-	ch := make(chan time.Time, 1)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.completed.Load() >= n {
-		ch <- time.Now()
-	} else {
-		s.waiters[n] = ch
-	}
-	return ch
-}
-
-func (s *floorServer) waitDone(n int64) {
-	select {
-	case <-s.doneAt(n):
-	case <-time.After(ordersDrainLimit):
-	}
-}
-
-// floorRecord is an order record about the size of hangar's.
-func floorRecord(id int64, status string, o floorOrder) []byte {
-	b := make([]byte, 0, 160)
-	b = strconv.AppendInt(append(b, `{"id":`...), id, 10)
-	b = append(append(append(b, `,"status":"`...), status...), `","user_id":`...)
-	b = strconv.AppendInt(b, o.UserID, 10)
-	b = strconv.AppendInt(append(b, `,"telegram_user_id":`...), o.TelegramUserID, 10)
-	b = append(append(append(b, `,"spec_id":"`...), o.SpecID...), `","region":"`...)
-	b = append(append(b, o.Region...), `","price_paid":5000,"created_at":"2026-11-30T00:00:00Z"}`+"\n"...)
-	return b
-}
-
-// groupLog is a write-ahead log with group commit: appenders queue their records and
-// wait; one writer writes everything queued with one write and one fdatasync, then
-// releases every appender it covered.
-type groupLog struct {
-	f       *os.File
-	mu      sync.Mutex
-	buf     []byte
-	waiters []chan error
-	kick    chan struct{}
-	off     int64
-	syncs   atomic.Int64
-	err     atomic.Pointer[error]
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-func openGroupLog() (*groupLog, error) {
-	f, err := os.CreateTemp("", "hangar-bench-floor-")
+	cmd := exec.Command(bin, append([]string{"-dir", dir, "-secret", ordersSecret}, flags...)...)
+	f := &floorProc{cmd: cmd, client: &fasthttp.Client{ReadTimeout: 10 * time.Second}, stderr: &bytes.Buffer{}}
+	cmd.Stderr = f.stderr
+	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(make([]byte, floorLogSize)); err == nil {
-		err = unix.Fdatasync(int(f.Fd()))
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	l := &groupLog{f: f, kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
-	go l.writer()
-	return l, nil
-}
-
-func (l *groupLog) append(rec []byte) error {
-	ch := make(chan error, 1)
-	l.mu.Lock()
-	l.buf = append(l.buf, rec...)
-	l.waiters = append(l.waiters, ch)
-	l.mu.Unlock()
-	select {
-	case l.kick <- struct{}{}:
-	default:
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		f.stop()
+		return nil, fmt.Errorf("floor server did not start: %q %v\n%s", line, err, f.stderr)
 	}
-	return <-ch
+	f.addr = addr
+	return f, nil
 }
 
-func (l *groupLog) writer() {
-	defer close(l.stopped)
-	var buf []byte
-	var waiters []chan error
+// done reads how many orders the server has completed and how many fdatasyncs its log
+// has made.
+func (f *floorProc) done() (completed, syncs int64, err error) {
+	status, body, err := f.client.Get(nil, "http://"+f.addr+"/done")
+	if err != nil {
+		return 0, 0, err
+	}
+	if status != fasthttp.StatusOK {
+		return 0, 0, fmt.Errorf("GET /done: %d %s", status, body)
+	}
+	if _, err := fmt.Sscan(string(body), &completed, &syncs); err != nil {
+		return 0, 0, fmt.Errorf("GET /done: %q: %w", body, err)
+	}
+	return completed, syncs, nil
+}
+
+// waitDone polls until n orders are done and returns when it saw them so (within a
+// millisecond of polling).
+func (f *floorProc) waitDone(n int64) (time.Time, int64, error) {
+	deadline := time.Now().Add(ordersDrainLimit)
 	for {
-		select {
-		case <-l.kick:
-		case <-l.stop:
-			return
+		completed, syncs, err := f.done()
+		if err != nil {
+			return time.Time{}, 0, err
 		}
-		l.mu.Lock()
-		buf, l.buf = l.buf, buf[:0]
-		waiters, l.waiters = l.waiters, waiters[:0]
-		l.mu.Unlock()
-		if len(waiters) == 0 {
-			continue
+		if completed >= n {
+			return time.Now(), syncs, nil
 		}
-		err := l.write(buf)
-		for _, ch := range waiters {
-			ch <- err
+		if time.Now().After(deadline) {
+			return time.Time{}, 0, fmt.Errorf("only %d of %d orders done after %s", completed, n, ordersDrainLimit)
 		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
-func (l *groupLog) write(buf []byte) error {
-	if l.off+int64(len(buf)) > floorLogSize {
-		l.off = 0 // the run's records fit many times over; wrapping keeps the file preallocated
+// cpu is the CPU time (user and system) the floor server has used so far, from
+// /proc/PID/stat in clock ticks (100 a second on Linux).
+func (f *floorProc) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", f.cmd.Process.Pid))
+	if err != nil {
+		return 0
 	}
-	if _, err := l.f.WriteAt(buf, l.off); err != nil {
-		l.err.Store(&err)
-		return err
+	// Fields after the command name, which is in parentheses and may hold spaces:
+	// state is the first, utime the 12th, stime the 13th.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(fields) < 13 {
+		return 0
 	}
-	l.off += int64(len(buf))
-	l.syncs.Add(1)
-	if err := unix.Fdatasync(int(l.f.Fd())); err != nil {
-		l.err.Store(&err)
-		return err
-	}
-	return nil
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-func (l *groupLog) failed() error {
-	if p := l.err.Load(); p != nil {
-		return *p
+func (f *floorProc) stop() {
+	_ = f.cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan struct{})
+	go func() { _ = f.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = f.cmd.Process.Kill()
+		<-exited
 	}
-	return nil
-}
-
-func (l *groupLog) close() {
-	close(l.stop)
-	<-l.stopped
-	l.f.Close()
-	os.Remove(l.f.Name())
 }

@@ -441,16 +441,19 @@ func benchInflightRSS() error {
 }
 
 // buildHangar compiles ./cmd/hangar of this module into bin.
-func buildHangar(bin string) error {
+func buildHangar(bin string) error { return goBuild(bin, ".", "./cmd/hangar") }
+
+// goBuild compiles pkg into bin from dir, a directory relative to this module's root
+// (internal/floor is a module of its own, so it builds from its own directory).
+func goBuild(bin, dir, pkg string) error {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOMOD: %w", err)
 	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hangar")
-	cmd.Dir = root
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/hangar: %w\n%s", err, out)
+		return fmt.Errorf("go build %s in %s: %w\n%s", pkg, dir, err, out)
 	}
 	return nil
 }
