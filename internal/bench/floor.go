@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,15 +79,6 @@ func runFloorBench() error {
 		fmt.Printf("  %-24s %9.0f   median of %d; issue 3's target for hangar, >= %d, %s\n", v.name+" completed/s", comp, len(runs[vi]), targetCompleted, againstFloor(comp, targetCompleted))
 	}
 	return errors.Join(errs...)
-}
-
-func medianRate(runs []orderRates, rate func(orderRates) float64) float64 {
-	v := make([]float64, len(runs))
-	for i, r := range runs {
-		v[i] = rate(r)
-	}
-	slices.Sort(v)
-	return v[len(v)/2]
 }
 
 func againstFloor(floor float64, target int) string {

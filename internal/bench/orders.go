@@ -134,19 +134,26 @@ func benchOrderRuns(n int) error {
 	}
 	summary := func(name string, rate func(orderRates) float64, target int) {
 		vals := make([]string, len(runs))
-		sorted := make([]float64, len(runs))
 		for i, r := range runs {
 			vals[i] = fmt.Sprintf("%.0f", rate(r))
-			sorted[i] = rate(r)
 		}
-		slices.Sort(sorted)
-		median := sorted[len(sorted)/2]
+		median := medianRate(runs, rate)
 		printTarget(name, fmt.Sprintf("%.0f", median), fmt.Sprintf(">= %d", target), median >= float64(target))
 		fmt.Printf("  %-24s %9s   the median of %d runs: %s\n", "", "", len(runs), strings.Join(vals, ", "))
 	}
 	summary("orders accepted/s", func(r orderRates) float64 { return r.accepted }, targetAccepted)
 	summary("orders completed/s", func(r orderRates) float64 { return r.completed }, targetCompleted)
 	return errors.Join(errs...)
+}
+
+// medianRate is the median of rate over runs (the upper one of an even count).
+func medianRate(runs []orderRates, rate func(orderRates) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = rate(r)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // benchOrderThroughput runs the accept and completion measurements on one stack.
