@@ -19,11 +19,8 @@ type (
 )
 
 // dispatcher spawns one actor per order, with the options hangar's dispatcher uses,
-// and counts the reports.
-type dispatcher struct {
-	s        *server
-	inFlight int
-}
+// and takes their reports.
+type dispatcher struct{ s *server }
 
 func newDispatcher(s *server) actor.Producer {
 	return func() actor.Receiver { return &dispatcher{s: s} }
@@ -36,9 +33,8 @@ func (d *dispatcher) Receive(c *actor.Context) {
 		pid := c.Engine().Spawn(newOrderActor(d.s, c.PID(), msg), "order",
 			actor.WithID(strconv.FormatInt(msg.id, 10)), actor.WithInboxSize(4), actor.WithMaxRestarts(0))
 		c.Send(pid, runOrder{})
-		d.inFlight++
 	case orderDone:
-		d.inFlight--
+		// hangar's dispatcher frees a concurrency slot here; the floor has no cap.
 	}
 }
 
