@@ -19,6 +19,17 @@ var ErrNotFound = errors.New("store: not found")
 // ErrClosed is returned once Close has been called.
 var ErrClosed = errors.New("store: closed")
 
+// ErrInsufficientStorage is returned for every write while the data directory's
+// filesystem has less free space than Options.MinFreeBytes (or the log's writes fail
+// with ENOSPC). Reads keep working; writes are taken again by themselves once space is
+// back. The HTTP API answers it with 507 insufficient_storage.
+var ErrInsufficientStorage = errors.New("store: not enough free disk space; refusing writes until space is freed")
+
+// ErrLogUnavailable is returned for writes while the write-ahead log cannot write or
+// sync (an I/O error): nothing is acknowledged until it can again. The HTTP API
+// answers it with 503 store_unavailable.
+var ErrLogUnavailable = errors.New("store: the write-ahead log cannot write to disk; refusing writes until it can")
+
 // Options configures Open.
 type Options struct {
 	Dir string
