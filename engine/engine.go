@@ -290,7 +290,7 @@ func (e *Engine) routerDeps() routerDeps {
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
-	return outboxDeps{cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password,
+	return outboxDeps{stop: e.ctx, cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password,
 		engine: e.actors, feed: e.feed}
 }
 

@@ -38,6 +38,10 @@ type (
 )
 
 type outboxDeps struct {
+	// stop ends when the engine stops: from then on nothing new is sent, and a send in
+	// flight gets sendGrace to finish; unsent messages stay in the outbox for the next
+	// start instead of holding up the shutdown behind Telegram.
+	stop     context.Context
 	engine   *actor.Engine
 	feed     *actor.PID
 	password func(orderID int64) string
@@ -54,6 +58,7 @@ const (
 	rescanEvery       = 30 * time.Second
 	minRescanGap      = time.Second
 	sendTimeout       = 15 * time.Second
+	sendGrace         = time.Second
 )
 
 // outboxSender drains the durable outbox to Telegram. It is the only actor that talks
@@ -88,6 +93,10 @@ func (o *outboxSender) Receive(c *actor.Context) {
 		o.rescan()
 	case actor.Stopped:
 		o.repeater.Stop()
+		o.commitDone()
+		if n := o.queue.Len(); n > 0 || len(o.transient) > 0 {
+			o.d.cfg.Logger.Info("outbox: unsent messages kept for the next start", "stored", n, "unstorable_dropped", len(o.transient))
+		}
 	case outboxTick:
 		since := time.Since(o.lastScan)
 		if since >= rescanEvery || (o.rescanDue && since >= minRescanGap) {
@@ -133,12 +142,15 @@ func (o *outboxSender) drain() {
 	defer recoverPanic(o.d.cfg.Logger, o.d.metrics, "outbox", nil)
 	o.lastDrain = time.Now()
 	defer o.commitDone()
+	if o.stopping() {
+		return
+	}
 	now := o.d.cfg.Clock.Now()
 	if now.Before(o.pausedUntil) {
 		return
 	}
 	budget := o.budget()
-	for len(o.transient) > 0 && budget > 0 {
+	for len(o.transient) > 0 && budget > 0 && !o.stopping() {
 		if !o.sendTransient(&o.transient[0]) {
 			return
 		}
@@ -148,7 +160,7 @@ func (o *outboxSender) drain() {
 	if budget <= 0 {
 		return
 	}
-	for ; budget > 0 && o.queue.Len() > 0 && !o.queue[0].NextAt.After(now); budget-- {
+	for ; budget > 0 && o.queue.Len() > 0 && !o.queue[0].NextAt.After(now) && !o.stopping(); budget-- {
 		m := heap.Pop(&o.queue).(store.OutboxMessage)
 		delete(o.queued, m.ID)
 		if !o.sendStored(m) {
@@ -156,6 +168,10 @@ func (o *outboxSender) drain() {
 		}
 	}
 }
+
+// stopping reports that the engine is shutting down: what is not sent yet waits in
+// the store for the next start.
+func (o *outboxSender) stopping() bool { return o.d.stop != nil && o.d.stop.Err() != nil }
 
 func (o *outboxSender) add(m store.OutboxMessage) {
 	if o.queued[m.ID] {
@@ -202,6 +218,12 @@ func (h *messageHeap) Pop() any {
 // sending must pause (Telegram asked us to wait).
 func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 	err := o.send(m)
+	if err != nil && o.stopping() {
+		// Cut by the shutdown: not Telegram's answer, so no attempt is counted and the
+		// stored message goes out first thing at the next start.
+		o.d.cfg.Logger.Info("outbox: send cut by the shutdown; kept for the next start", "id", m.ID)
+		return false
+	}
 	status, retry, pause := o.classify(err)
 	switch {
 	case retry:
@@ -258,6 +280,11 @@ func (o *outboxSender) send(m store.OutboxMessage) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	defer cancel()
+	if o.d.stop != nil {
+		// A send already under way when the engine stops may finish within sendGrace;
+		// cut later, it counts as a failed try and the message is sent at the next start.
+		defer context.AfterFunc(o.d.stop, func() { time.AfterFunc(sendGrace, cancel) })()
+	}
 	if m.CallbackQueryID != "" {
 		return o.d.sender.AnswerCallback(ctx, m.CallbackQueryID, m.Text)
 	}

@@ -39,6 +39,8 @@ type Server struct {
 	down       bool
 	calls      int
 	changed    chan struct{}
+	delay      time.Duration
+	refuse     func(text string) bool
 }
 
 // New starts a fake that accepts only the given bot token.
@@ -64,6 +66,23 @@ func (s *Server) SetDown(down bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.down = down
+}
+
+// SetDelay makes every sendMessage take d before it answers, as a slow Bot API does;
+// a caller that gives up first gets no answer and nothing is recorded.
+func (s *Server) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// RefuseEchoing makes every sendMessage whose text matches answer 400 with a
+// description that quotes the whole request, as Telegram's entity-parsing errors quote
+// the text they choke on. nil turns it off.
+func (s *Server) RefuseEchoing(match func(text string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = match
 }
 
 // Messages returns a copy of the accepted messages, in arrival order.
@@ -153,6 +172,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	switch method {
 	case "sendMessage":
+		s.mu.Lock()
+		delay := s.delay
+		s.mu.Unlock()
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		s.sendMessage(w, params)
 	case "answerCallbackQuery":
 		s.mu.Lock()
@@ -178,6 +207,13 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string) {
 		return
 	}
 	s.mu.Lock()
+	if s.refuse != nil && s.refuse(p["text"]) {
+		s.mu.Unlock()
+		echo, _ := json.Marshal(p)
+		writeJSON(w, http.StatusBadRequest, apiResponse{ErrorCode: 400,
+			Description: "Bad Request: can't parse entities in request " + string(echo)})
+		return
+	}
 	if s.throttleN > 0 {
 		s.throttleN--
 		ra := s.retryAfter

@@ -1,0 +1,63 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hangarhq/hangar/internal/hangartest"
+)
+
+// At shutdown the outbox stops sending at once: a send in flight finishes (or is cut
+// after about a second) and every other message waits in the store for the next start,
+// where it is sent. Nothing is lost and the stop does not drain the queue through a
+// slow Telegram.
+func TestOutboxKeepsUnsentMessagesAtStop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration // how long the fake Bot API takes per sendMessage
+	}{
+		{"in-flight send finishes", 300 * time.Millisecond},
+		{"in-flight send is cut", time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 10
+			dir := t.TempDir()
+			env := hangartest.Start(t, hangartest.Options{Dir: dir})
+			env.Telegram.SetDelay(tc.delay)
+			for i := range n {
+				user := int64(7000 + i)
+				if r := env.PostUpdate(t, hangartest.Update(int64(i+1), user, "/help")); r.Status != 200 {
+					t.Fatalf("webhook: %d %s", r.Status, r.Body)
+				}
+			}
+			hangartest.WaitFor(t, 10*time.Second, "a send to be under way", func() bool { return env.Telegram.Calls() > 0 })
+			hangartest.WaitFor(t, 10*time.Second, "every reply to be queued", func() bool {
+				q, err := env.Store.QueuedMessages(100)
+				n2, _ := env.Store.InboxDepth()
+				return err == nil && n2 == 0 && len(q)+len(env.Telegram.Messages()) >= n
+			})
+			env.Stop()
+			before := env.Telegram.Messages()
+			// Without the stop signal the outbox sends the whole queue during the stop.
+			if len(before) > 3 {
+				t.Fatalf("%d of %d messages were sent through Telegram during the stop; want at most the ones in flight", len(before), n)
+			}
+
+			env2 := hangartest.Start(t, hangartest.Options{Dir: dir})
+			after, ok := env2.Telegram.WaitMessages(n-len(before), 10*time.Second)
+			if !ok {
+				t.Fatalf("after the restart %d messages arrived, want %d (sent before the stop: %d)", len(after), n-len(before), len(before))
+			}
+			chats := map[int64]bool{}
+			for _, m := range append(before, after...) {
+				chats[m.ChatID] = true
+			}
+			for i := range n {
+				if !chats[int64(7000+i)] {
+					t.Errorf("user %d never got a reply", 7000+i)
+				}
+			}
+			t.Logf("sent before the stop: %d, after the restart: %d", len(before), len(after))
+		})
+	}
+}
