@@ -6,11 +6,11 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 type blogMsg struct {
@@ -24,21 +24,21 @@ func (m blogMsg) fetchErr() error { return m.err }
 type blog struct {
 	c      *common
 	w, h   int
-	tbl    table.Model
+	tbl    components.Table
 	stats  api.BlogStats
 	loaded bool
 	err    error
 	filt   string
 }
 
-var slugCols = []column{{"slug", 14, 3, 0}, {"views", 7, 0, 0}, {"share", 10, 1, 1}}
+var slugCols = []components.Column{{Title: "slug", Min: 12, Flex: 3}, {Title: "views", Min: 7, Fit: true}, {Title: "share", Min: 8, Flex: 1, Drop: 1}}
 
-func newBlog(c *common) *blog { return &blog{c: c, tbl: newTable(c.st, slugCols)} }
+func newBlog(c *common) *blog { return &blog{c: c, tbl: components.NewTable(c.st, c.km, slugCols)} }
 
 func (v *blog) title() string       { return "blog" }
 func (v *blog) filter() string      { return v.filt }
 func (v *blog) modal() bool         { return false }
-func (v *blog) setFilter(s string)  { v.filt = s; v.rebuild() }
+func (v *blog) setFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
 func (v *blog) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down} }
 
 func (v *blog) refresh() tea.Cmd {
@@ -51,10 +51,7 @@ func (v *blog) refresh() tea.Cmd {
 
 func (v *blog) setSize(w, h int) {
 	v.w, v.h = w, h
-	tw := w * 60 / 100
-	v.tbl.SetColumns(fitColumns(slugCols, tw))
-	v.tbl.SetWidth(tw)
-	v.tbl.SetHeight(max(2, h-4))
+	v.tbl.SetSize(w*60/100, max(3, h-3))
 	v.rebuild()
 }
 
@@ -74,25 +71,26 @@ func (v *blog) rebuild() {
 	for _, s := range v.stats.TopSlugs {
 		top = max(top, s.Views)
 	}
-	barW := 10
-	if cols := v.tbl.Columns(); len(cols) == 3 {
-		barW = cols[2].Width
-	}
-	var rows []table.Row
+	var rows []components.Row
+	var views []int64
 	for _, s := range v.stats.TopSlugs {
-		if !containsFold(s.Slug, v.filt) {
+		if !components.ContainsFold(s.Slug, v.filt) {
 			continue
 		}
-		rows = append(rows, table.Row{s.Slug, strconv.FormatInt(s.Views, 10), bar(int(s.Views), int(max(top, 1)), barW)})
+		rows = append(rows, components.Row{Key: s.Slug, Cells: []string{s.Slug, strconv.FormatInt(s.Views, 10), ""}})
+		views = append(views, s.Views)
 	}
 	v.tbl.SetRows(rows)
-	keepCursor(&v.tbl)
+	// The bars are as wide as their column, known once the table has seen the rows.
+	barW := v.tbl.Widths()[2]
+	for i, r := range v.tbl.Rows() {
+		r.Cells[2] = components.Bar(int(views[i]), int(max(top, 1)), barW)
+	}
 }
 
 func (v *blog) handleKey(msg tea.KeyMsg) tea.Cmd {
-	var cmd tea.Cmd
-	v.tbl, cmd = v.tbl.Update(msg)
-	return cmd
+	v.tbl.Update(msg)
+	return nil
 }
 
 func (v *blog) render() string {

@@ -21,7 +21,8 @@ type Daemon interface {
 	TerminateOrder(ctx context.Context, id int64) (api.Order, error)
 	DeadLetters(ctx context.Context, limit int) ([]api.Order, error)
 	Requeue(ctx context.Context, id int64) (api.Order, error)
-	RequeueAll(ctx context.Context) (int, error)
+	// PurgeDLQ empties the whole dead-letter list; the console checks the list is what
+	// the operator was shown right before (the admin API takes no ids for it).
 	PurgeDLQ(ctx context.Context) (int, error)
 	RateLimits(ctx context.Context, min int) (api.RateLimits, error)
 	ResetRateLimit(ctx context.Context, user int64) (bool, error)

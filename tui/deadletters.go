@@ -1,15 +1,17 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 type deadLettersMsg struct {
@@ -25,8 +27,10 @@ type deadLetters struct {
 	orderTable
 }
 
-var dlqCols = []column{
-	{"id", 6, 0, 0}, {"user", 6, 0, 4}, {"plan", 10, 1, 3}, {"region", 8, 1, 5}, {"try", 3, 0, 6}, {"failed", 10, 0, 2}, {"error", 12, 4, 1},
+var dlqCols = []components.Column{
+	{Title: "id", Min: 4, Fit: true}, {Title: "user", Min: 4, Drop: 4, Fit: true}, {Title: "plan", Min: 8, Flex: 1, Drop: 3},
+	{Title: "region", Min: 6, Flex: 1, Drop: 5}, {Title: "try", Min: 3, Drop: 6}, {Title: "failed", Min: 9, Drop: 2},
+	{Title: "error", Min: 12, Flex: 4, Drop: 1},
 }
 
 func newDeadLetters(c *common) *deadLetters {
@@ -51,7 +55,7 @@ func (v *deadLetters) keys() []key.Binding {
 	return []key.Binding{km.Up, km.Down, km.Detail, km.Requeue, km.RequeueAll, km.Purge}
 }
 
-func (v *deadLetters) setFilter(s string) { v.filt = s; v.rebuild() }
+func (v *deadLetters) setFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
 
 func (v *deadLetters) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -75,10 +79,10 @@ func (v *deadLetters) update(msg tea.Msg) tea.Cmd {
 
 func (v *deadLetters) rebuild() {
 	v.filterRows()
-	v.setRows(func(o api.Order, now time.Time) table.Row {
-		return table.Row{
+	v.setRows(func(o api.Order, now time.Time) []string {
+		return []string{
 			strconv.FormatInt(o.OrderID, 10), strconv.FormatInt(o.UserID, 10), o.SpecID, o.Region,
-			strconv.Itoa(o.Attempts), ago(now, o.UpdatedAt), oneLine(deref(o.ErrorMessage)),
+			strconv.Itoa(o.Attempts), components.Ago(now, o.UpdatedAt), components.OneLine(components.Deref(o.ErrorMessage)),
 		}
 	})
 }
@@ -112,29 +116,123 @@ func (v *deadLetters) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return actionDoneMsg{text: fmt.Sprintf("order #%d requeued", o.OrderID), err: wrapAction(err, "requeue #%d", o.OrderID)}
 		})
 	case key.Matches(msg, km.RequeueAll):
-		if len(v.all) == 0 {
+		ids := v.shownIDs()
+		if len(ids) == 0 {
 			return nil
 		}
-		return askConfirm(fmt.Sprintf("Requeue all %d dead letters?", len(v.all)), func() tea.Msg {
-			n, err := d.RequeueAll(ctx)
-			return actionDoneMsg{text: fmt.Sprintf("%d dead letters requeued", n), err: wrapAction(err, "requeue all")}
-		})
+		return askConfirm(fmt.Sprintf("Requeue %s?", v.naming(ids)), requeueEach(d, ctx, ids))
 	case key.Matches(msg, km.Purge):
-		if len(v.all) == 0 {
+		ids := v.shownIDs()
+		if len(ids) == 0 {
 			return nil
 		}
-		return askConfirm(fmt.Sprintf("Purge all %d dead letters? The orders stay failed.", len(v.all)), func() tea.Msg {
-			n, err := d.PurgeDLQ(ctx)
-			return actionDoneMsg{text: fmt.Sprintf("%d dead letters purged", n), err: wrapAction(err, "purge")}
-		})
+		if v.filt != "" {
+			// The daemon purges its whole list or nothing: a purge of only the rows a
+			// filter shows cannot be sent.
+			return notice(true, "purge empties the whole dead-letter list: clear the filter (esc) first")
+		}
+		return askConfirm(fmt.Sprintf("Purge %s? The orders stay failed.", v.naming(ids)), purgeExactly(d, ctx, ids))
 	}
 	var cmd tea.Cmd
 	if v.detail != nil {
 		v.pane, cmd = v.pane.Update(msg)
 		return cmd
 	}
-	v.tbl, cmd = v.tbl.Update(msg)
-	return cmd
+	v.tbl.Update(msg)
+	return nil
+}
+
+// shownIDs are the dead letters on screen, in screen order: what a bulk action names
+// and what it then acts on, whatever arrives between the question and the answer.
+func (v *deadLetters) shownIDs() []int64 {
+	ids := make([]int64, len(v.rows))
+	for i, o := range v.rows {
+		ids[i] = o.OrderID
+	}
+	return ids
+}
+
+// naming says which dead letters a bulk action takes, ids included, so the question
+// names exactly what the answer acts on.
+func (v *deadLetters) naming(ids []int64) string {
+	which := "all"
+	if v.filt != "" {
+		which = "the filtered"
+	}
+	noun := "dead letters"
+	if len(ids) == 1 {
+		noun = "dead letter"
+	}
+	return fmt.Sprintf("%s %d %s (%s)", which, len(ids), noun, idList(ids, 6))
+}
+
+// idList is "#42, #39, #38", or its first n and how many more.
+func idList(ids []int64, n int) string {
+	var parts []string
+	for i, id := range ids {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ids)-n))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("#%d", id))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// requeueEach requeues exactly ids, one request each: the daemon's requeue-all would
+// also take dead letters that arrived after the operator was asked. An id that has
+// left the list since is reported, and the others still go.
+func requeueEach(d Daemon, ctx context.Context, ids []int64) tea.Cmd {
+	return func() tea.Msg {
+		var failed []string
+		var first error
+		for _, id := range ids {
+			if _, err := d.Requeue(ctx, id); err != nil {
+				failed = append(failed, fmt.Sprintf("#%d", id))
+				if first == nil {
+					first = wrapAction(err, "requeue #%d", id)
+				}
+			}
+		}
+		done := len(ids) - len(failed)
+		if first != nil {
+			return actionDoneMsg{err: fmt.Errorf("%d of %d requeued, not %s: %w", done, len(ids), strings.Join(failed, ", "), first)}
+		}
+		return actionDoneMsg{text: fmt.Sprintf("%d requeued (%s)", done, idList(ids, 6))}
+	}
+}
+
+// purgeExactly purges only if the daemon's list is still exactly ids. The admin API
+// purges the whole list and takes no ids, so the console re-reads the list first and
+// refuses when it changed; the window left is the one request's round trip.
+func purgeExactly(d Daemon, ctx context.Context, ids []int64) tea.Cmd {
+	return func() tea.Msg {
+		now, err := d.DeadLetters(ctx, len(ids)+1)
+		if err != nil {
+			return actionDoneMsg{err: wrapAction(err, "purge")}
+		}
+		if !sameIDs(now, ids) {
+			return actionDoneMsg{err: fmt.Errorf("purge: the dead-letter list changed since you were asked (%d now): nothing purged; look again before purging", len(now))}
+		}
+		n, err := d.PurgeDLQ(ctx)
+		return actionDoneMsg{text: fmt.Sprintf("%d dead letters purged (%s)", n, idList(ids, 6)), err: wrapAction(err, "purge")}
+	}
+}
+
+func sameIDs(orders []api.Order, ids []int64) bool {
+	if len(orders) != len(ids) {
+		return false
+	}
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, o := range orders {
+		if !want[o.OrderID] {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *deadLetters) render() string {

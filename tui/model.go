@@ -3,9 +3,6 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
-	"regexp"
 	"strings"
 	"time"
 
@@ -41,15 +38,17 @@ type Options struct {
 
 // common is what every view shares; one per program, so per SSH session.
 type common struct {
-	ctx    context.Context
-	d      Daemon
-	st     styles.Styles
-	km     keymap.KeyMap
-	now    func() time.Time
-	spin   *spinner.Model
-	down   bool // the banner is up: views say they wait instead of spinning
-	width  int
-	height int
+	ctx  context.Context
+	d    Daemon
+	st   styles.Styles
+	km   keymap.KeyMap
+	now  func() time.Time
+	spin *spinner.Model
+	// currency is the catalogue's, for every amount on screen; "" until it is read.
+	currency string
+	down     bool // the banner is up: views say they wait instead of spinning
+	width    int
+	height   int
 }
 
 // view is one screen of the console. Only the active view gets keys; every view sees
@@ -169,90 +168,6 @@ func New(o Options) *Model {
 	m.resize(o.Width, o.Height)
 	m.render()
 	return m
-}
-
-type (
-	feedStartedMsg struct {
-		ch  <-chan api.Event
-		err error
-	}
-	eventsMsg struct {
-		events []api.Event
-		closed bool
-	}
-	frameMsg struct{}
-	pollMsg  struct{}
-	queueMsg struct {
-		stats api.QueueStats
-		err   error
-	}
-	// confirmMsg asks the operator y/n before run; views send it for every action.
-	// working is the status line while run is in flight ("working…" when empty).
-	confirmMsg struct {
-		prompt  string
-		working string
-		run     tea.Cmd
-	}
-	// actionDoneMsg reports an action's outcome on the status line and makes every
-	// view re-read the daemon. orderID names the order acted on, if one; order, when
-	// set, is that order as the daemon answered, so views can show it before the
-	// re-read comes back.
-	actionDoneMsg struct {
-		text    string
-		err     error
-		orderID int64
-		order   *api.Order
-	}
-	// noticeMsg puts a line on the status bar without asking the daemon anything: why
-	// a key did nothing, for instance.
-	noticeMsg struct {
-		text string
-		err  bool
-	}
-)
-
-// fetchResult is implemented by every view's load message so the root can tell a
-// daemon that went away from one that answered.
-type fetchResult interface{ fetchErr() error }
-
-func (q queueMsg) fetchErr() error { return q.err }
-
-func askConfirm(prompt string, run tea.Cmd) tea.Cmd {
-	return func() tea.Msg { return confirmMsg{prompt: prompt, run: run} }
-}
-
-func notice(err bool, format string, args ...any) tea.Cmd {
-	return func() tea.Msg { return noticeMsg{text: fmt.Sprintf(format, args...), err: err} }
-}
-
-// actionError names the action that failed, so the status line says what went wrong
-// and not only the daemon's sentence.
-type actionError struct {
-	what string
-	err  error
-}
-
-func (e *actionError) Error() string { return e.what + ": " + e.err.Error() }
-func (e *actionError) Unwrap() error { return e.err }
-
-func wrapAction(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	return &actionError{what: fmt.Sprintf(format, args...), err: err}
-}
-
-// requestPrefix is how the client names the request in a transport error; after an
-// action's name it only repeats it.
-var requestPrefix = regexp.MustCompile(`^[A-Z]+ /\S*: `)
-
-// describeAction is describeErr with the failed action's name in front.
-func describeAction(err error) string {
-	var ae *actionError
-	if errors.As(err, &ae) {
-		return ae.what + ": " + requestPrefix.ReplaceAllString(describeErr(ae.err), "")
-	}
-	return describeErr(err)
 }
 
 func (m *Model) Init() tea.Cmd {
@@ -428,9 +343,6 @@ func (m *Model) applyEvents(evs []api.Event) []tea.Cmd {
 	return cmds
 }
 
-// eventBatchMsg is how views receive live events: already coalesced by the root.
-type eventBatchMsg []api.Event
-
 // noteFetch keeps the banner honest: a transport failure means the daemon is gone, a
 // refused token means the console cannot work; anything else is a view's business.
 func (m *Model) noteFetch(err error) {
@@ -590,127 +502,4 @@ func (m *Model) render() {
 	}
 	parts = append(parts, body, m.footer())
 	m.frame = lipgloss.NewStyle().MaxWidth(m.c.width).MaxHeight(m.c.height).Render(strings.Join(parts, "\n"))
-}
-
-func targetSuffix(t string) string {
-	if t == "" {
-		return ""
-	}
-	return " at " + t
-}
-
-func (m *Model) header() string {
-	st := m.c.st
-	tabs := []string{st.Title.Render("hangar")}
-	for i, v := range m.views {
-		label := fmt.Sprintf("%d %s", i+1, v.title())
-		if i == m.active {
-			tabs = append(tabs, st.ActiveTab.Render(label))
-		} else {
-			tabs = append(tabs, st.Tab.Render(label))
-		}
-	}
-	line := strings.Join(tabs, " ")
-	if m.dropped > 0 {
-		line += st.Muted.Render(fmt.Sprintf("  (%d events skipped)", m.dropped))
-	}
-	return line
-}
-
-// bannerText is non-empty while the daemon cannot be reached (or refuses us).
-func (m *Model) bannerText() string {
-	var err error
-	var retry time.Time
-	switch {
-	case m.feedConn != nil && !m.feedConn.Connected:
-		err, retry = errors.New(m.feedConn.Err), m.feedConn.RetryAt
-	case m.feedErr != nil:
-		err, retry = m.feedErr, m.nextPoll
-	}
-	if m.restErr != nil {
-		var ae *api.Error
-		if errors.As(m.restErr, &ae) || err == nil {
-			err = m.restErr
-			if retry.IsZero() {
-				retry = m.nextPoll
-			}
-		}
-	}
-	if err == nil {
-		return ""
-	}
-	what := "daemon unreachable" + targetSuffix(m.target)
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		what = "daemon refused the console" + targetSuffix(m.target)
-	}
-	wait := "reconnecting…"
-	if d := retry.Sub(m.c.now()); d > 0 {
-		wait = fmt.Sprintf("reconnecting in %ds", int(math.Ceil(d.Seconds())))
-	}
-	return fmt.Sprintf("%s: %s — %s", what, describeErr(err), wait)
-}
-
-func (m *Model) banner(text string) string {
-	return m.c.st.Banner.Width(m.c.width).Render(text)
-}
-
-func (m *Model) footer() string {
-	st := m.c.st
-	var line string
-	switch {
-	case m.confirm != nil:
-		line = st.Confirm.Render(m.confirm.prompt + " (y/n)")
-	case m.filtering:
-		line = m.filterInput.View()
-	case m.activeView().filter() != "":
-		line = st.Filter.Render("filter: "+m.activeView().filter()) + st.Muted.Render("  (esc clears)")
-	}
-	if m.status != "" && m.confirm == nil {
-		s := st.Status
-		if m.statusErr {
-			s = st.StatusErr
-		}
-		if line != "" {
-			line += "  "
-		}
-		line += s.Render(m.status)
-	}
-	return line + "\n" + m.help.View(helpKeys{m})
-}
-
-// helpKeys adapts the active view's keys and the global ones to bubbles/help.
-type helpKeys struct{ m *Model }
-
-// shortKeyer is a view whose one-line help is a shorter list than its full help.
-type shortKeyer interface{ shortKeys() []key.Binding }
-
-func (h helpKeys) ShortHelp() []key.Binding {
-	keys := h.m.activeView().keys()
-	if s, ok := h.m.activeView().(shortKeyer); ok {
-		keys = s.shortKeys()
-	}
-	return append(keys, h.m.c.km.Help, h.m.c.km.Quit)
-}
-
-func (h helpKeys) FullHelp() [][]key.Binding {
-	km := h.m.c.km
-	return [][]key.Binding{h.m.activeView().keys(), {km.NextView, km.PrevView, km.Jump}, {km.Filter, km.Refresh, km.Help, km.Quit}}
-}
-
-// describeErr turns an error into one short line: the daemon's own sentence when it
-// answered, the transport's otherwise.
-func describeErr(err error) string {
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		if ae.Message != "" {
-			return fmt.Sprintf("%s (%d)", ae.Message, ae.Status)
-		}
-		return fmt.Sprintf("%s (%d)", ae.Code, ae.Status)
-	}
-	s := err.Error()
-	if i := strings.LastIndex(s, ": dial tcp"); i >= 0 {
-		s = s[i+2:]
-	}
-	return s
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 // ordersPage is how many orders one page of the orders view holds.
@@ -82,9 +82,12 @@ type orders struct {
 // actionDoneMsg naming the order ends it.
 type terminateStartedMsg struct{ id int64 }
 
-var orderCols = []column{
-	{"id", 6, 0, 0}, {"status", 13, 0, 0}, {"user", 6, 0, 4}, {"plan", 10, 1, 3}, {"region", 8, 1, 5},
-	{"try", 3, 0, 0}, {"updated", 10, 0, 2}, {"error", 10, 3, 1},
+// orderCols give way right to left by Drop at narrow widths: region first, the error
+// text last, as an operator scanning for trouble needs it most.
+var orderCols = []components.Column{
+	{Title: "id", Min: 4, Fit: true}, {Title: "status", Min: 12}, {Title: "user", Min: 4, Drop: 4, Fit: true},
+	{Title: "plan", Min: 8, Flex: 1, Drop: 3}, {Title: "region", Min: 6, Flex: 1, Drop: 5},
+	{Title: "try", Min: 3}, {Title: "updated", Min: 9, Drop: 2}, {Title: "error", Min: 10, Flex: 3, Drop: 1},
 }
 
 func newOrders(c *common) *orders {
@@ -130,7 +133,7 @@ func (v *orders) turnPage() tea.Cmd {
 		v.closeDetail()
 	}
 	v.rebuild()
-	v.tbl.GotoTop()
+	v.tbl.Top()
 	return v.refresh()
 }
 
@@ -152,7 +155,7 @@ func (v *orders) shortKeys() []key.Binding {
 	return []key.Binding{km.Detail, km.Status, km.Sort, km.Cancel, km.Terminate}
 }
 
-func (v *orders) setFilter(s string) { v.filt = s; v.rebuild() }
+func (v *orders) setFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
 
 func (v *orders) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -258,7 +261,7 @@ func (v *orders) applyEvents(evs eventBatchMsg) tea.Cmd {
 func (v *orders) rebuild() {
 	v.filterRows()
 	slices.SortStableFunc(v.rows, orderSorts[v.sortIx].less)
-	v.setRows(func(o api.Order, now time.Time) table.Row {
+	v.setRows(func(o api.Order, now time.Time) []string {
 		status := o.Status
 		if o.WaitingRetry {
 			status += "↻"
@@ -266,15 +269,15 @@ func (v *orders) rebuild() {
 		if v.terminating[o.OrderID] {
 			status = "terminating…"
 		}
-		return table.Row{
+		return []string{
 			strconv.FormatInt(o.OrderID, 10), status, strconv.FormatInt(o.UserID, 10), o.SpecID, o.Region,
-			strconv.Itoa(o.Attempts), ago(now, o.UpdatedAt), oneLine(deref(o.ErrorMessage)),
+			strconv.Itoa(o.Attempts), components.Ago(now, o.UpdatedAt), components.OneLine(components.Deref(o.ErrorMessage)),
 		}
 	})
 }
 
 func orderSearchText(o api.Order) string {
-	return fmt.Sprintf("#%d %s %d %s %s %s %s %s", o.OrderID, o.Status, o.UserID, o.TelegramUserID, o.SpecID, o.Region, o.Provider, deref(o.ErrorMessage))
+	return fmt.Sprintf("#%d %s %d %s %s %s %s %s", o.OrderID, o.Status, o.UserID, o.TelegramUserID, o.SpecID, o.Region, o.Provider, components.Deref(o.ErrorMessage))
 }
 
 func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
@@ -317,6 +320,7 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, km.Sort):
 		v.sortIx = (v.sortIx + 1) % len(orderSorts)
 		v.rebuild()
+		v.tbl.Top()
 		return nil
 	case key.Matches(msg, km.Cancel):
 		o, ok := v.selected()
@@ -340,8 +344,8 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 		v.pane, cmd = v.pane.Update(msg)
 		return cmd
 	}
-	v.tbl, cmd = v.tbl.Update(msg)
-	return cmd
+	v.tbl.Update(msg)
+	return nil
 }
 
 // selected is the order the action keys act on: the one in the detail pane when it
@@ -363,7 +367,7 @@ func (v *orders) terminate(o api.Order) tea.Cmd {
 		return notice(true, "order #%d is %s: only an active order has a server to terminate", o.OrderID, o.Status)
 	}
 	server := "its server"
-	if ip := deref(o.IPAddress); ip != "" {
+	if ip := components.Deref(o.IPAddress); ip != "" {
 		server += " " + ip
 	}
 	if o.Provider != "" {

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 type outboxMsg struct {
@@ -29,13 +30,16 @@ type outbox struct {
 	msgs []api.Message
 }
 
-var outboxCols = []column{{"id", 5, 0, 0}, {"chat", 10, 0, 3}, {"status", 7, 0, 0}, {"try", 3, 0, 4}, {"when", 9, 0, 2}, {"text", 16, 4, 0}, {"error", 8, 1, 1}}
+var outboxCols = []components.Column{
+	{Title: "id", Min: 3, Fit: true}, {Title: "chat", Min: 4, Drop: 3, Fit: true}, {Title: "status", Min: 7}, {Title: "try", Min: 3, Drop: 4},
+	{Title: "when", Min: 9, Drop: 2}, {Title: "text", Min: 16, Flex: 4}, {Title: "error", Min: 8, Flex: 1, Drop: 1},
+}
 
 func newOutbox(c *common) *outbox { return &outbox{tableView: newTableView(c, outboxCols)} }
 
 func (v *outbox) title() string       { return "outbox" }
 func (v *outbox) modal() bool         { return false }
-func (v *outbox) setFilter(s string)  { v.filt = s; v.rebuild() }
+func (v *outbox) setFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
 func (v *outbox) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down} }
 
 func (v *outbox) refresh() tea.Cmd {
@@ -80,27 +84,25 @@ func (v *outbox) update(msg tea.Msg) tea.Cmd {
 
 func (v *outbox) rebuild() {
 	now := v.c.now()
-	var rows []table.Row
+	var rows []components.Row
 	for _, m := range v.msgs {
-		text := maskSecrets(oneLine(m.Text))
+		text := components.MaskSecrets(components.OneLine(m.Text))
 		when := m.CreatedAt
 		if m.SentAt != nil {
 			when = *m.SentAt
 		}
-		row := table.Row{strconv.FormatUint(m.ID, 10), strconv.FormatInt(m.ChatID, 10), m.Status, strconv.Itoa(m.Attempts), ago(now, when), text, maskSecrets(oneLine(m.LastError))}
-		if !containsFold(fmt.Sprint(row), v.filt) {
+		cells := []string{strconv.FormatUint(m.ID, 10), strconv.FormatInt(m.ChatID, 10), m.Status, strconv.Itoa(m.Attempts), components.Ago(now, when), text, components.MaskSecrets(components.OneLine(m.LastError))}
+		if !components.ContainsFold(strings.Join(cells, " "), v.filt) {
 			continue
 		}
-		rows = append(rows, row)
+		rows = append(rows, components.Row{Key: cells[0], Cells: cells})
 	}
 	v.tbl.SetRows(rows)
-	keepCursor(&v.tbl)
 }
 
 func (v *outbox) handleKey(msg tea.KeyMsg) tea.Cmd {
-	var cmd tea.Cmd
-	v.tbl, cmd = v.tbl.Update(msg)
-	return cmd
+	v.tbl.Update(msg)
+	return nil
 }
 
 func (v *outbox) render() string {

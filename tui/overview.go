@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 // historyLen is how many snapshots the sparklines remember: three minutes at the
@@ -126,7 +127,7 @@ func (v *overview) render() string {
 			false, v.series(func(x sample) float64 { return x.retryRate })},
 		{"dead letters", fmt.Sprint(s.DeadLetters), fmt.Sprintf("%d dead-lettered · alarm >%d", s.DeadLettered, s.Thresholds.DeadLetters),
 			s.Alarms.DeadLetters, v.series(func(x sample) float64 { return x.deadLetter })},
-		{"consumer lag", humanDuration(time.Duration(s.LagSeconds * float64(time.Second))), fmt.Sprintf("alarm >%s", humanDuration(time.Duration(s.Thresholds.LagSeconds*float64(time.Second)))),
+		{"consumer lag", components.HumanDuration(time.Duration(s.LagSeconds * float64(time.Second))), fmt.Sprintf("alarm >%s", components.HumanDuration(time.Duration(s.Thresholds.LagSeconds*float64(time.Second)))),
 			s.Alarms.Lag, v.series(func(x sample) float64 { return x.lag })},
 		{"throughput", fmt.Sprintf("%.1f/s", last.throughput), fmt.Sprintf("%d done · %d enqueued", s.Succeeded, s.Enqueued),
 			false, v.series(func(x sample) float64 { return x.throughput })},
@@ -154,8 +155,8 @@ func (v *overview) render() string {
 		body := strings.Join([]string{
 			label,
 			val.Render(cd.value),
-			st.Sparkline.Render(sparkline(cd.vals, inner)),
-			st.Muted.Render(truncate(cd.sub, inner)),
+			st.Sparkline.Render(components.Sparkline(cd.vals, inner)),
+			st.Muted.Render(components.Truncate(cd.sub, inner)),
 		}, "\n")
 		row = append(row, box.Width(cardW).Render(body))
 		if len(row) == perRow || i == len(cards)-1 {
@@ -164,7 +165,7 @@ func (v *overview) render() string {
 		}
 	}
 	out := strings.Join(rows, "\n")
-	out += "\n" + st.Muted.Render(fmt.Sprintf("snapshot %s · sparklines cover the last %s", s.At.UTC().Format("15:04:05"), humanDuration(time.Duration(len(v.samples))*time.Second)))
+	out += "\n" + st.Muted.Render(fmt.Sprintf("snapshot %s · sparklines cover the last %s", s.At.UTC().Format("15:04:05"), components.HumanDuration(time.Duration(len(v.samples))*time.Second)))
 	room := v.h - lipgloss.Height(out) - 2
 	if room > 0 {
 		out += "\n\n" + st.Title.Render("recent order events") + "\n" + v.feed(room-1)
@@ -179,26 +180,15 @@ func (v *overview) feed(n int) string {
 		e := v.recent[i]
 		line := fmt.Sprintf("%s #%-6d %-15s %-12s attempt %d", e.At.UTC().Format("15:04:05"), e.OrderID, e.Event, e.Status, e.Attempt)
 		if e.Error != "" {
-			line += "  " + oneLine(e.Error)
+			line += "  " + components.OneLine(e.Error)
 		}
-		if !containsFold(line, v.filt) {
+		if !components.ContainsFold(line, v.filt) {
 			continue
 		}
-		lines = append(lines, statusStyle(st, e.Status).Render(truncate(line, v.w)))
+		lines = append(lines, statusStyle(st, e.Status).Render(components.Truncate(line, v.w)))
 	}
 	if len(lines) == 0 {
 		return st.Muted.Render("waiting for orders…")
 	}
 	return strings.Join(lines, "\n")
-}
-
-func truncate(s string, w int) string {
-	if lipgloss.Width(s) <= w {
-		return s
-	}
-	r := []rune(s)
-	for len(r) > 0 && lipgloss.Width(string(r))+1 > w {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
 }

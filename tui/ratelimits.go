@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 type rateLimitsMsg struct {
@@ -31,7 +30,10 @@ type rateLimits struct {
 	rows []api.RateWindow
 }
 
-var rateCols = []column{{"user", 10, 1, 0}, {"count", 7, 0, 0}, {"window", 12, 2, 1}, {"resets in", 9, 0, 2}, {"state", 8, 0, 0}}
+var rateCols = []components.Column{
+	{Title: "user", Min: 6, Flex: 1, Fit: true}, {Title: "count", Min: 7}, {Title: "window", Min: 12, Flex: 2, Drop: 1},
+	{Title: "resets in", Min: 9, Drop: 2}, {Title: "state", Min: 8},
+}
 
 func newRateLimits(c *common) *rateLimits {
 	return &rateLimits{tableView: newTableView(c, rateCols)}
@@ -39,7 +41,7 @@ func newRateLimits(c *common) *rateLimits {
 
 func (v *rateLimits) title() string       { return "rate limits" }
 func (v *rateLimits) modal() bool         { return false }
-func (v *rateLimits) setFilter(s string)  { v.filt = s; v.rebuild() }
+func (v *rateLimits) setFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
 func (v *rateLimits) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down, v.c.km.Reset} }
 
 func (v *rateLimits) refresh() tea.Cmd {
@@ -92,49 +94,40 @@ func (v *rateLimits) state(w api.RateWindow) string {
 func (v *rateLimits) rebuild() {
 	v.rows = v.rows[:0]
 	for _, w := range v.rl.Windows {
-		if containsFold(fmt.Sprintf("%d %s", w.UserID, v.state(w)), v.filt) {
+		if components.ContainsFold(fmt.Sprintf("%d %s", w.UserID, v.state(w)), v.filt) {
 			v.rows = append(v.rows, w)
 		}
 	}
 	slices.SortStableFunc(v.rows, func(a, b api.RateWindow) int { return b.Count - a.Count })
 	now := v.c.now()
-	barW := max(4, fitColumns(rateCols, v.w)[2].Width)
-	rows := make([]table.Row, len(v.rows))
+	rows := make([]components.Row, len(v.rows))
 	for i, w := range v.rows {
 		reset := "-"
 		if !w.ResetAt.IsZero() {
-			reset = humanDuration(w.ResetAt.Sub(now))
+			reset = components.HumanDuration(w.ResetAt.Sub(now))
 		}
-		rows[i] = table.Row{strconv.FormatInt(w.UserID, 10), fmt.Sprintf("%d/%d", w.Count, v.rl.Limit), bar(w.Count, v.rl.Limit, barW), reset, v.state(w)}
+		id := strconv.FormatInt(w.UserID, 10)
+		rows[i] = components.Row{Key: id, Cells: []string{id, fmt.Sprintf("%d/%d", w.Count, v.rl.Limit), "", reset, v.state(w)}}
 	}
 	v.tbl.SetRows(rows)
-	keepCursor(&v.tbl)
-}
-
-func bar(n, of, w int) string {
-	if of <= 0 {
-		return ""
-	}
-	full := min(w, n*w/of)
-	return strings.Repeat("█", full) + strings.Repeat("░", w-full)
+	v.drawBars()
 }
 
 func (v *rateLimits) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, v.c.km.Reset) {
-		i := v.tbl.Cursor()
-		if i < 0 || i >= len(v.rows) {
+		key, ok := v.tbl.SelectedKey()
+		if !ok {
 			return nil
 		}
-		user := v.rows[i].UserID
+		user, _ := strconv.ParseInt(key, 10, 64)
 		d, ctx := v.c.d, v.c.ctx
 		return askConfirm(fmt.Sprintf("Reset the message window of user %d?", user), func() tea.Msg {
 			_, err := d.ResetRateLimit(ctx, user)
 			return actionDoneMsg{text: fmt.Sprintf("user %d's window reset", user), err: wrapAction(err, "reset user %d", user)}
 		})
 	}
-	var cmd tea.Cmd
-	v.tbl, cmd = v.tbl.Update(msg)
-	return cmd
+	v.tbl.Update(msg)
+	return nil
 }
 
 func (v *rateLimits) render() string {
@@ -158,4 +151,21 @@ func (v *rateLimits) render() string {
 		return head + "\n" + st.Muted.Render("no open windows")
 	}
 	return head + "\n" + v.tbl.View()
+}
+
+// drawBars fills the window column once the table knows its width: the bar is as wide
+// as the column, which depends on the other columns' content.
+func (v *rateLimits) drawBars() {
+	barW := max(4, v.tbl.Widths()[2])
+	rows := v.tbl.Rows()
+	for i, w := range v.rows {
+		if i < len(rows) {
+			rows[i].Cells[2] = components.Bar(w.Count, v.rl.Limit, barW)
+		}
+	}
+}
+
+func (v *rateLimits) setSize(w, h int) {
+	v.tableView.setSize(w, h)
+	v.drawBars()
 }

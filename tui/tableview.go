@@ -1,29 +1,29 @@
 package tui
 
 import (
+	"strconv"
 	"time"
 
-	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/bubbles/viewport"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 // tableView is the state every table view keeps: the table, the text filter and the
 // outcome of the last fetch.
 type tableView struct {
 	c      *common
-	cols   []column
 	w, h   int
-	tbl    table.Model
+	tbl    components.Table
 	loaded bool
 	err    error
 	filt   string
 }
 
-func newTableView(c *common, cols []column) tableView {
-	return tableView{c: c, cols: cols, tbl: newTable(c.st, cols)}
+func newTableView(c *common, cols []components.Column) tableView {
+	return tableView{c: c, tbl: components.NewTable(c.st, c.km, cols)}
 }
 
 func (v *tableView) filter() string { return v.filt }
@@ -36,9 +36,7 @@ func (v *tableView) setSize(w, h int) {
 // fitTable gives the table tw columns of the view's width and its height less the head
 // line.
 func (v *tableView) fitTable(tw int) {
-	v.tbl.SetColumns(fitColumns(v.cols, tw))
-	v.tbl.SetWidth(tw)
-	v.tbl.SetHeight(max(2, v.h-1))
+	v.tbl.SetSize(tw, max(3, v.h-1))
 }
 
 // withErr adds the last fetch's error to a view's head line.
@@ -59,7 +57,7 @@ type orderTable struct {
 	detail *api.Order
 }
 
-func newOrderTable(c *common, cols []column) orderTable {
+func newOrderTable(c *common, cols []components.Column) orderTable {
 	return orderTable{tableView: newTableView(c, cols), pane: viewport.New(40, 10)}
 }
 
@@ -79,27 +77,29 @@ func (v *orderTable) setSize(w, h int) {
 func (v *orderTable) filterRows() {
 	v.rows = v.rows[:0]
 	for _, o := range v.all {
-		if containsFold(orderSearchText(o), v.filt) {
+		if components.ContainsFold(orderSearchText(o), v.filt) {
 			v.rows = append(v.rows, o)
 		}
 	}
 }
 
-// setRows shows rows in the table, row making each line.
-func (v *orderTable) setRows(row func(o api.Order, now time.Time) table.Row) {
+// orderKey is an order's row key: the cursor follows the order, not the position.
+func orderKey(id int64) string { return strconv.FormatInt(id, 10) }
+
+// setRows shows rows in the table, cells making each line.
+func (v *orderTable) setRows(cells func(o api.Order, now time.Time) []string) {
 	now := v.c.now()
-	rows := make([]table.Row, len(v.rows))
+	rows := make([]components.Row, len(v.rows))
 	for i, o := range v.rows {
-		rows[i] = row(o, now)
+		rows[i] = components.Row{Key: orderKey(o.OrderID), Cells: cells(o, now)}
 	}
 	v.tbl.SetRows(rows)
-	keepCursor(&v.tbl)
 }
 
 // cursorOrder is the order under the table's cursor.
 func (v *orderTable) cursorOrder() (api.Order, bool) {
 	i := v.tbl.Cursor()
-	if i < 0 || i >= len(v.rows) {
+	if i < 0 || i >= len(v.rows) || v.tbl.Len() != len(v.rows) {
 		return api.Order{}, false
 	}
 	return v.rows[i], true
@@ -118,7 +118,7 @@ func (v *orderTable) closeDetail() {
 }
 
 func (v *orderTable) setDetail() {
-	v.pane.SetContent(orderDetail(v.c.st, *v.detail, v.c.now(), v.pane.Width))
+	v.pane.SetContent(orderDetail(v.c, *v.detail, v.pane.Width))
 }
 
 // withPane puts the detail pane, when open, to the right of body.

@@ -44,10 +44,24 @@ func Dial(addr string, signer gossh.Signer, banner *string) (*gossh.Client, erro
 	})
 }
 
-// Console opens a 110×30 PTY session on c and answers the terminal query wish makes
-// before the program starts, as a terminal with a dark background would. It returns
+// Console opens a 110×30 PTY session on c and answers the background-colour query
+// when the server makes one, as a terminal with a dark background would. It returns
 // the session, its screen and its input.
 func Console(t testing.TB, c *gossh.Client) (*gossh.Session, *Screen, io.Writer) {
+	t.Helper()
+	sess, scr, in := open(t, c)
+	go scr.answerQueries(in)
+	return sess, scr, in
+}
+
+// SilentConsole is Console on a terminal that answers no query (script, the Linux
+// console, some Windows terminals): whatever the server asks goes unanswered.
+func SilentConsole(t testing.TB, c *gossh.Client) (*gossh.Session, *Screen, io.Writer) {
+	t.Helper()
+	return open(t, c)
+}
+
+func open(t testing.TB, c *gossh.Client) (*gossh.Session, *Screen, io.Writer) {
 	t.Helper()
 	sess, err := c.NewSession()
 	if err != nil {
@@ -68,19 +82,52 @@ func Console(t testing.TB, c *gossh.Client) (*gossh.Session, *Screen, io.Writer)
 	if err := sess.Shell(); err != nil {
 		t.Fatal(err)
 	}
-	scr := newScreen(out)
-	scr.WaitFor(t, "\x1b]11;?")
-	if _, err := in.Write([]byte("\x1b]11;rgb:0000/0000/0000\x07\x1b[?62;c")); err != nil {
-		t.Fatal(err)
+	return sess, newScreen(out), in
+}
+
+// backgroundQuery is OSC 11 with no colour: a program asking the terminal's background.
+const backgroundQuery = "\x1b]11;?"
+
+// answerQueries answers the first background query with black and the device
+// attributes wish asks for after it; a server that asks nothing gets nothing.
+func (s *Screen) answerQueries(in io.Writer) {
+	for {
+		s.mu.Lock()
+		asked := strings.Contains(s.buf.String(), backgroundQuery)
+		closed := s.closed
+		s.mu.Unlock()
+		if asked {
+			_, _ = in.Write([]byte("\x1b]11;rgb:0000/0000/0000\x07\x1b[?62;c"))
+			return
+		}
+		if closed {
+			return
+		}
+		<-s.seen()
 	}
-	return sess, scr, in
 }
 
 // Screen collects a session's output and lets a test wait for text in it.
 type Screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	got chan struct{}
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	closed bool
+	got    chan struct{}
+	// waiters are woken on every read, for the query answerer beside WaitFor.
+	waiters []chan struct{}
+}
+
+// seen returns a channel closed at the next read.
+func (s *Screen) seen() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	if s.closed {
+		close(ch)
+		return ch
+	}
+	s.waiters = append(s.waiters, ch)
+	return ch
 }
 
 func newScreen(r io.Reader) *Screen {
@@ -91,6 +138,11 @@ func newScreen(r io.Reader) *Screen {
 			n, err := r.Read(p)
 			s.mu.Lock()
 			s.buf.Write(p[:n])
+			s.closed = err != nil
+			for _, w := range s.waiters {
+				close(w)
+			}
+			s.waiters = nil
 			s.mu.Unlock()
 			select {
 			case s.got <- struct{}{}:
@@ -114,14 +166,20 @@ func (s *Screen) Shows(want string) bool {
 // WaitFor fails the test unless the screen shows want within 10 s.
 func (s *Screen) WaitFor(t testing.TB, want string) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	s.WaitForWithin(t, want, 10*time.Second)
+}
+
+// WaitForWithin fails the test unless the screen shows want within d.
+func (s *Screen) WaitForWithin(t testing.TB, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
 	for !s.Shows(want) {
 		select {
 		case <-s.got:
 		case <-deadline:
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			t.Fatalf("the SSH console never showed %q; got:\n%q", want, s.buf.String())
+			t.Fatalf("the SSH console did not show %q within %s; got:\n%q", want, d, s.buf.String())
 		}
 	}
 }

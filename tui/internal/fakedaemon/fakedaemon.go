@@ -256,16 +256,32 @@ func (d *Daemon) Requeue(ctx context.Context, id int64) (api.Order, error) {
 	}, "Requeue %d", id)
 }
 
-func (d *Daemon) RequeueAll(ctx context.Context) (int, error) {
-	return answer(d, d.emptyDLQ, "RequeueAll")
+// SetDeadLetters replaces the dead-letter list, as the queue would between two reads.
+func (d *Daemon) SetDeadLetters(orders ...api.Order) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.DLQ = orders
+}
+
+// SetWindows replaces the open rate-limit windows.
+func (d *Daemon) SetWindows(ws ...api.RateWindow) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Limits.Windows = ws
+}
+
+// AddOrders puts orders at the top of the list, as new orders would arrive.
+func (d *Daemon) AddOrders(orders ...api.Order) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.AllOrders = append(slices.Clone(orders), d.AllOrders...)
 }
 
 func (d *Daemon) PurgeDLQ(ctx context.Context) (int, error) {
 	return answer(d, d.emptyDLQ, "PurgeDLQ")
 }
 
-// emptyDLQ is what requeueing all and purging both do to the fake's list: the daemon
-// differs in what becomes of the orders, which the fake does not hold.
+// emptyDLQ is what purging does to the fake's list.
 func (d *Daemon) emptyDLQ() int {
 	n := len(d.DLQ)
 	d.DLQ = nil
