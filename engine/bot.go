@@ -38,6 +38,7 @@ const helpText = `<b>hangar</b> creates cloud servers from this chat.
 /balance — your balance
 /cancel &lt;order&gt; — cancel an order that has not started
 /terminate &lt;order&gt; — delete a server
+/password &lt;order&gt; — your server's root password again, shortly after it is ready
 /help — this list`
 
 // bot answers chat commands for one user. It runs inside that user's actor, after the
@@ -47,6 +48,9 @@ type bot struct {
 	catalog *catalog.Catalog
 	limit   store.OrderLimit
 	clock   Clock
+	// passwords says for how long, and for which providers, /password can send a root
+	// password again.
+	passwords passwordPolicy
 }
 
 // botOutcome is what handling one update produced: replies to queue with the update's
@@ -99,6 +103,8 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 		b.cancel(chat, user, args, out)
 	case "/terminate":
 		b.terminate(chat, user, args, out)
+	case "/password":
+		b.password(chat, user, args, out)
 	case "":
 		out.say(chat, "I only understand commands. Send /help to see them.")
 	default:
@@ -325,6 +331,51 @@ func (b *bot) terminate(chat, user int64, args string, out *botOutcome) {
 	}
 	out.say(chat, "Deleting the server of order #%d…", o.ID)
 	out.effects = append(out.effects, terminateOrder{id: o.ID, userID: user})
+}
+
+// password sends an active server's root password again, for a short while after the
+// server is ready: long enough to recover a message Telegram refused, short enough that
+// a stolen chat session later finds nothing.
+func (b *bot) password(chat, user int64, args string, out *botOutcome) {
+	o, ok := b.ownOrder(chat, user, args, "/password", out)
+	if !ok {
+		return
+	}
+	if o.Status != store.OrderActive {
+		out.say(chat, "Order #%d is %s; a root password is only sent for a running server.", o.ID, statusWords[o.Status])
+		return
+	}
+	window := b.passwords.window
+	if window <= 0 {
+		window = defaultPasswordWindow
+	}
+	ready, ok := readyAt(o)
+	switch {
+	case b.passwords.providerChooses != nil && b.passwords.providerChooses(o.Provider):
+		out.say(chat, "The root password of order #%d was chosen by the provider and sent once; hangar does not keep it. Reset it from the provider's console.", o.ID)
+	case !ok || b.clock.Now().Sub(ready) > window:
+		out.say(chat, "The root password of order #%d can only be sent again within %d minutes of the server being ready. Reset it from the provider's console.", o.ID, int(window.Minutes()))
+	default:
+		msg := htmlMessage(chat, fmt.Sprintf("🔑 Root password of order #%d (<code>%s</code>): <tg-spoiler>%s</tg-spoiler>\nChange it after your first login.",
+			o.ID, html.EscapeString(o.IPAddress), store.RootPasswordPlaceholder))
+		msg.SecretOrderID = o.ID
+		out.replies = append(out.replies, msg)
+	}
+}
+
+// readyAt is when the order's server was recorded ready.
+func readyAt(o store.Order) (time.Time, bool) {
+	for i := len(o.History) - 1; i >= 0; i-- {
+		if o.History[i].Event == "succeeded" {
+			return o.History[i].At, true
+		}
+	}
+	return time.Time{}, false
+}
+
+type passwordPolicy struct {
+	window          time.Duration
+	providerChooses func(provider string) bool
 }
 
 // slowDownReply is the one message a user gets when their window fills up.

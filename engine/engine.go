@@ -60,6 +60,7 @@ type Config struct {
 	// a resumed order and the outbox can recompute it and nothing stores it).
 	Password    func(orderID int64) string
 	AdminChatID int64
+	Secrets     SecretsConfig
 }
 
 // QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
@@ -286,11 +287,12 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
 		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
-		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock}}
+		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock,
+			passwords: e.passwordPolicy()}}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
-	return outboxDeps{stop: e.ctx, cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password,
+	return outboxDeps{stop: e.ctx, orders: e.store, scrub: newScrubber(e.cfg.Secrets.Mask...), notes: e.notes(), cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password,
 		engine: e.actors, feed: e.feed}
 }
 

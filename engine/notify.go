@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"time"
 
 	"github.com/hangarhq/hangar/engine/catalog"
 	"github.com/hangarhq/hangar/store"
@@ -47,6 +48,15 @@ func (n notes) ready(o store.Order, password string) (msg store.OutboxMessage, t
 	msg.Text = text(html.EscapeString(password))
 	msg.LogText = text(store.PasswordMask)
 	return msg, true
+}
+
+// passwordUndelivered replaces a root password message Telegram refused. It carries no
+// secret, so it is stored like any other note.
+func (n notes) passwordUndelivered(id, chat int64, lost bool, window time.Duration) store.OutboxMessage {
+	if lost {
+		return htmlMessage(chat, fmt.Sprintf("⚠️ Telegram refused the message with the root password of order #%d, and hangar cannot send it again. Please reset the root password from the provider's console, or register an SSH key with /sshkey for your next server.", id))
+	}
+	return htmlMessage(chat, fmt.Sprintf("⚠️ Telegram refused the message with the root password of order #%d. Send <code>/password %d</code> within %d minutes of the server being ready to get it again; after that, reset it from the provider's console.", id, id, int(window.Minutes())))
 }
 
 func (n notes) deadLettered(o store.Order) []store.OutboxMessage {

@@ -216,7 +216,7 @@ func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instanc
 		return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
 	}
 	if transient {
-		c.Send(a.d.outbox(), sendTransient{msg: msg})
+		c.Send(a.d.outbox(), sendTransient{msg: msg, secret: password, orderID: a.id})
 	} else {
 		c.Send(a.d.outbox(), queuedMessages{msgs: queued})
 	}

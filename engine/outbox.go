@@ -33,8 +33,14 @@ type (
 	outboxTick struct{}
 	// queuedMessages hands over messages just committed to the outbox.
 	queuedMessages struct{ msgs []store.OutboxMessage }
-	// sendTransient sends a message that must not (or could not) be stored in the outbox.
-	sendTransient struct{ msg store.OutboxMessage }
+	// sendTransient sends a message that must not (or could not) be stored in the outbox:
+	// one carrying the root password a provider chose (secret), which is masked in any
+	// error text about it.
+	sendTransient struct {
+		msg     store.OutboxMessage
+		secret  string
+		orderID int64
+	}
 )
 
 type outboxDeps struct {
@@ -47,8 +53,13 @@ type outboxDeps struct {
 	password func(orderID int64) string
 	cfg      Config
 	store    OutboxStore
-	sender   Sender
-	metrics  *metrics
+	// orders queues the notice that replaces a refused password message, recorded in
+	// the order's history in the same commit.
+	orders  OrderStore
+	scrub   scrubber
+	notes   notes
+	sender  Sender
+	metrics *metrics
 }
 
 const (
@@ -69,7 +80,7 @@ type outboxSender struct {
 	d           outboxDeps
 	repeater    actor.SendRepeater
 	pausedUntil time.Time
-	transient   []store.OutboxMessage
+	transient   []sendTransient
 	lastDrain   time.Time        // wall clock: pokes right after a drain are redundant
 	done        []store.Finished // outcomes of this drain, committed together
 	// queue mirrors the stored outbox in due order, so a drain never scans the store
@@ -120,7 +131,7 @@ func (o *outboxSender) Receive(c *actor.Context) {
 			o.drain()
 		}
 	case sendTransient:
-		o.transient = append(o.transient, msg.msg)
+		o.transient = append(o.transient, msg)
 		o.drain()
 	}
 }
@@ -217,7 +228,7 @@ func (h *messageHeap) Pop() any {
 // sendStored sends one outbox message and records the outcome. It returns false when
 // sending must pause (Telegram asked us to wait).
 func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
-	err := o.send(m)
+	err := o.send(m, "")
 	if err != nil && o.stopping() {
 		// Cut by the shutdown: not Telegram's answer, so no attempt is counted and the
 		// stored message goes out first thing at the next start.
@@ -233,6 +244,7 @@ func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 		}
 		if m.Attempts+1 >= outboxMaxAttempts {
 			o.finish(m, store.MessageDropped, err)
+			o.passwordUndelivered(m.SecretOrderID, false)
 			return pause == 0
 		}
 		if err := o.d.store.RescheduleMessage(m, next, redactErr(err)); err != nil {
@@ -245,14 +257,21 @@ func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 		return pause == 0
 	default:
 		o.finish(m, status, err)
+		if status == store.MessageDropped {
+			o.passwordUndelivered(m.SecretOrderID, false)
+		}
 		return true
 	}
 }
 
 // sendTransient sends the head of the in-memory queue; it returns false to keep it
 // there for the next tick (counting the attempt) and stop draining.
-func (o *outboxSender) sendTransient(m *store.OutboxMessage) bool {
-	err := o.send(*m)
+func (o *outboxSender) sendTransient(t *sendTransient) bool {
+	m := &t.msg
+	err := o.send(*m, t.secret)
+	if err != nil && o.stopping() {
+		return false
+	}
 	status, retry, _ := o.classify(err)
 	if retry && m.Attempts+1 < outboxMaxAttempts {
 		m.Attempts++
@@ -264,10 +283,44 @@ func (o *outboxSender) sendTransient(m *store.OutboxMessage) bool {
 	if err := o.d.store.LogTransientMessage(*m, status, redactErr(err)); err != nil {
 		o.d.cfg.Logger.Warn("outlog write failed", "err", err)
 	}
+	if status == store.MessageDropped && t.secret != "" {
+		o.passwordUndelivered(t.orderID, true)
+	}
 	return true
 }
 
-func (o *outboxSender) send(m store.OutboxMessage) error {
+// passwordUndelivered tells the owner of order id that the message with its root
+// password was refused, and how to get it: ask again with /password while the window
+// is open, or reset it at the provider when hangar cannot send it again (lost says so).
+func (o *outboxSender) passwordUndelivered(id int64, lost bool) {
+	if id == 0 || o.d.orders == nil {
+		return
+	}
+	now := o.d.cfg.Clock.Now()
+	_, queued, err := o.d.orders.UpdateOrderNotify(id, func(ord *store.Order) error {
+		ord.Record(now, "password_undelivered", "")
+		return nil
+	}, o.d.notes.passwordUndelivered(id, o.chatOf(id), lost, o.d.cfg.Secrets.window()))
+	if err != nil {
+		o.d.cfg.Logger.Error("outbox: could not tell a user their password message was refused", "order", id, "err", err)
+		return
+	}
+	for _, m := range queued {
+		o.add(m)
+	}
+}
+
+func (o *outboxSender) chatOf(id int64) int64 {
+	ord, err := o.d.orders.GetOrder(id)
+	if err != nil {
+		return 0
+	}
+	return ord.ChatID
+}
+
+// send delivers m; secret is a password already in m.Text (a transient message). The
+// error it returns is scrubbed of the password and every configured token.
+func (o *outboxSender) send(m store.OutboxMessage, secret string) error {
 	if !o.d.sender.Enabled() {
 		o.d.cfg.Logger.Info("telegram sending is off; message logged", "chat", m.ChatID, "text", m.Loggable())
 		return nil
@@ -276,8 +329,13 @@ func (o *outboxSender) send(m store.OutboxMessage) error {
 		if o.d.password == nil {
 			return permanentSendError("no password source for a message that needs one")
 		}
-		m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, html.EscapeString(o.d.password(m.SecretOrderID)))
+		secret = o.d.password(m.SecretOrderID)
+		m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, html.EscapeString(secret))
 	}
+	return o.d.scrub.err(o.deliver(m), secret)
+}
+
+func (o *outboxSender) deliver(m store.OutboxMessage) error {
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	defer cancel()
 	if o.d.stop != nil {

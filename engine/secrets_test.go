@@ -1,0 +1,176 @@
+package engine_test
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangarhq/hangar/internal/hangartest"
+	"github.com/hangarhq/hangar/store"
+)
+
+// A Telegram that refuses the "server ready" message and quotes the request in its
+// error must not make the root password echo anywhere: not in the log, not in any
+// file of the data directory (the log segments and Badger's tables and value log
+// included), not in /admin/outbox. The user is told, and can ask for the password
+// again with /password.
+func TestRefusedPasswordMessageLeaksNothing(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	env.Deposit(t, 42, 1_000_000)
+	var passwords []string
+	for id := int64(1); id <= 3; id++ {
+		passwords = append(passwords, env.Password(id))
+	}
+	hasPassword := func(text string) bool {
+		for _, p := range passwords {
+			if strings.Contains(text, p) {
+				return true
+			}
+		}
+		return false
+	}
+	env.Telegram.RefuseEchoing(hasPassword)
+
+	id := env.Order(t, 42, "sim-nano", "tokyo")
+	env.WaitStatus(t, id, store.OrderActive, 10*time.Second)
+	msgs, ok := waitChatText(env, 42, "/password", 10*time.Second)
+	if !ok {
+		t.Fatalf("the user was not told how to get the refused password; messages: %+v", msgs)
+	}
+	env.Settle(t)
+
+	// The refusal quoted the password back: it must have been masked everywhere.
+	if hasPassword(env.Logs.String()) {
+		t.Error("the daemon's log holds the root password")
+	}
+	r := env.Admin(t, http.MethodGet, "/admin/outbox", nil)
+	if r.Status != 200 {
+		t.Fatalf("/admin/outbox: %d %s", r.Status, r.Body)
+	}
+	if hasPassword(string(r.Body)) {
+		t.Errorf("/admin/outbox shows the root password: %s", r.Body)
+	}
+	if !bytes.Contains(r.Body, []byte("can't parse entities")) {
+		t.Errorf("/admin/outbox does not show the refusal at all (the test would prove nothing): %s", r.Body)
+	}
+	grepDataDir(t, env.Dir, passwords)
+
+	// Asked again within the window, the password arrives.
+	env.Telegram.RefuseEchoing(nil)
+	env.PostUpdate(t, hangartest.Update(1, 42, fmt.Sprintf("/password %d", id)))
+	if msgs, ok := waitChatText(env, 42, env.Password(id), 10*time.Second); !ok {
+		t.Fatalf("/password did not send the password; messages: %+v", msgs)
+	}
+	// After the window it is refused.
+	env.Clock.Advance(16 * time.Minute)
+	env.PostUpdate(t, hangartest.Update(2, 42, fmt.Sprintf("/password %d", id)))
+	if msgs, ok := waitChatText(env, 42, "can only be sent again within", 10*time.Second); !ok {
+		t.Fatalf("/password after the window was not refused; messages: %+v", msgs)
+	}
+	env.Settle(t)
+	if hasPassword(env.Logs.String()) {
+		t.Error("the daemon's log holds the root password")
+	}
+	grepDataDir(t, env.Dir, passwords)
+}
+
+// waitChatText waits for a message to chat containing want.
+func waitChatText(env *hangartest.Env, chat int64, want string, timeout time.Duration) ([]string, bool) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var texts []string
+		for _, m := range env.Telegram.Messages() {
+			if m.ChatID == chat {
+				texts = append(texts, m.Text)
+				if strings.Contains(m.Text, want) {
+					return texts, true
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return texts, false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// grepDataDir fails if any file under dir holds any of the secrets, byte for byte.
+// Badger's value log is a large sparse file: only its data regions are read.
+// The order's plan, which the store does hold, proves the grep can see records.
+func grepDataDir(t *testing.T, dir string, secrets []string) {
+	t.Helper()
+	files, control := 0, false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		if found, err := fileContains(path, []byte("sim-nano")); err != nil {
+			return err
+		} else if found {
+			control = true
+		}
+		for _, s := range secrets {
+			found, err := fileContains(path, []byte(s))
+			if err != nil {
+				return err
+			}
+			if found {
+				t.Errorf("%s holds a root password", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 || !control {
+		t.Fatalf("%d files under %s and none holds the order's plan: the grep proves nothing", files, dir)
+	}
+}
+
+const (
+	seekData = 3 // SEEK_DATA: the next offset holding data
+	seekHole = 4 // SEEK_HOLE: the next hole (the end of the file counts as one)
+)
+
+func fileContains(path string, needle []byte) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 4<<20)
+	var off int64
+	for {
+		start, err := f.Seek(off, seekData)
+		if err != nil {
+			return false, nil // no data past off (ENXIO)
+		}
+		end, err := f.Seek(start, seekHole)
+		if err != nil {
+			return false, err
+		}
+		// Chunks overlap by len(needle)-1 so a match across a boundary is seen.
+		for pos := start; pos < end; {
+			n, err := f.ReadAt(buf[:min(int64(len(buf)), end-pos)], pos)
+			if bytes.Contains(buf[:n], needle) {
+				return true, nil
+			}
+			if err != nil || n == 0 {
+				break
+			}
+			if pos+int64(n) >= end {
+				break
+			}
+			pos += int64(n) - int64(len(needle)-1)
+		}
+		off = end
+	}
+}
