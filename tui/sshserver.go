@@ -119,7 +119,7 @@ func (s *SSHServer) session(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
 		return nil, nil
 	}
 	pty, _, _ := sess.Pty()
-	st := styles.DefaultStyles(bm.MakeRenderer(sess))
+	st := styles.DefaultStyles(sessionRenderer(sess))
 	km := keymap.DefaultKeyMap()
 	o := Options{
 		Daemon: d, Context: sess.Context(), Target: s.cfg.Target,

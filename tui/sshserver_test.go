@@ -162,3 +162,22 @@ func TestSSHHostKeyKeptAcrossRestarts(t *testing.T) {
 		t.Fatalf("host keys = %v, want the same key twice", seen)
 	}
 }
+
+// TestSSHSilentTerminalDrawsAtOnce: a terminal that answers no query (script, the
+// Linux console) still gets the console drawn at once, and its first key is a key.
+func TestSSHSilentTerminalDrawsAtOnce(t *testing.T) {
+	b := setupSSH(t)
+	c, err := b.dial(b.authorized, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, scr, in := sshtest.SilentConsole(t, c)
+	// A drawing bound, not a speed claim: without an answer the old session waited for
+	// the terminal (for ever, or until a key press it then swallowed).
+	scr.WaitForWithin(t, "queue depth", time.Second)
+	if _, err := in.Write([]byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	scr.WaitForWithin(t, "plan sold out", 2*time.Second)
+}
