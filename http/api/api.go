@@ -165,6 +165,23 @@ type Visitor struct {
 	Lon     float64   `json:"lon"`
 }
 
+// Catalog is GET /admin/plans: every price is in integer minor units of Currency (an
+// ISO 4217 code; KRW has no minor unit, USD has cents).
+type Catalog struct {
+	Currency string `json:"currency"`
+	Plans    []Plan `json:"plans"`
+}
+
+// Plan is one orderable server of the catalogue.
+type Plan struct {
+	SpecID   string   `json:"spec_id"`
+	Name     string   `json:"name"`
+	Provider string   `json:"provider"`
+	Plan     string   `json:"plan"`
+	Regions  []string `json:"regions"`
+	Price    int64    `json:"price"`
+}
+
 // Error is the JSON error body of every route, with the HTTP status it came with (not
 // part of the body). The server answers every error with it; in the console, a call
 // that got an answer fails with *Error, and any other failure means the daemon was not
