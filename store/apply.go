@@ -23,6 +23,8 @@ type applier struct {
 	keep bool
 	// fault is Options.applyFault.
 	fault func() error
+	// pos is how far Badger holds the log (walApplied).
+	pos logPos
 	// unwritten holds the keys born in the log (see tx.markBorn) whose entries have
 	// all been skipped so far: Badger has no version of them, so a delete that is
 	// their newest entry need not reach it.
@@ -37,24 +39,43 @@ const (
 )
 
 // replay applies what the log holds from the last run and returns the number of the
-// segment to write next.
+// segment to write next. A damaged log stops it (LogDamageError); only the unsynced end
+// of the last write may be left out.
 func (a *applier) replay() (uint64, error) {
 	if a.dir == "" {
 		return 1, nil
 	}
 	start := time.Now()
+	sc, err := newWALScan(a.s.db, a.dir)
+	if err != nil {
+		return 0, err
+	}
 	var batch []*walEntry
-	segs, records, err := replayWAL(a.dir, func(entries []*walEntry) error {
+	res, err := sc.run(func(entries []*walEntry) error {
 		batch = append(batch, entries...)
 		if len(batch) < replayBatch {
 			return nil
 		}
 		err := a.writeReplayed(batch)
 		batch = batch[:0]
-		return err
+		if err != nil {
+			return applyError{err}
+		}
+		return nil
 	})
+	if err == nil && res.damage != nil {
+		return 0, res.damage
+	}
 	if err == nil {
 		err = a.writeReplayed(batch)
+	}
+	end := res.end
+	if end.before(sc.applied) {
+		end = sc.applied
+	}
+	if err == nil {
+		a.ts++
+		err = writeMeta(a.s.db, a.ts, map[string][]byte{metaWALApplied: end.encode(), metaWALFormat: {2}})
 	}
 	if err == nil {
 		err = a.s.db.Sync()
@@ -62,27 +83,74 @@ func (a *applier) replay() (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("store: replay write-ahead log in %s: %w", a.dir, err)
 	}
-	for _, n := range segs {
+	if res.tornBytes > 0 {
+		a.s.log.Warn("store: left out the unfinished last write of the write-ahead log (it was never acknowledged)", "segment", segmentPath(a.dir, res.tornAt.seg), "offset", res.tornAt.off, "bytes", res.tornBytes)
+	}
+	for _, n := range res.segs {
 		if err := os.Remove(segmentPath(a.dir, n)); err != nil {
 			return 0, err
 		}
 	}
-	if records > 0 {
-		a.s.log.Info("store: replayed the write-ahead log", "commits", records, "segments", len(segs), "took", time.Since(start).Round(time.Millisecond))
+	// A preallocated segment that was never used is not among res.segs.
+	if segs, _ := walSegments(a.dir); len(segs) > 0 {
+		for _, n := range segs {
+			os.Remove(segmentPath(a.dir, n))
+		}
 	}
-	if len(segs) == 0 {
-		return 1, nil
+	if res.records > 0 {
+		a.s.log.Info("store: replayed the write-ahead log", "commits", res.records, "segments", len(res.segs), "took", time.Since(start).Round(time.Millisecond))
 	}
-	return segs[len(segs)-1] + 1, nil
+	a.pos = end
+	return max(end.seg+1, 1), nil
+}
+
+// newWALScan reads from Badger how far it holds the log and whether the log was ever
+// written in the framed format.
+func newWALScan(db *badger.DB, walDir string) (*walScan, error) {
+	sc := &walScan{dir: walDir, legacyOK: true}
+	txn := db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	if item, err := txn.Get([]byte(metaWALApplied)); err == nil {
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return nil, err
+		}
+		sc.applied, _ = decodeLogPos(v)
+	} else if !errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, err
+	}
+	if _, err := txn.Get([]byte(metaWALFormat)); err == nil {
+		sc.legacyOK = false
+	} else if !errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// writeMeta writes the log's own bookkeeping straight into Badger, as version ts.
+func writeMeta(db *badger.DB, ts uint64, kv map[string][]byte) error {
+	txn := db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	for k, v := range kv {
+		if err := txn.Set([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return txn.CommitAt(ts, nil)
+}
+
+// writeApplied records pos as how far Badger holds the log (repair, which runs alone).
+func writeApplied(db *badger.DB, pos logPos) error {
+	return writeMeta(db, db.MaxVersion()+1, map[string][]byte{metaWALApplied: pos.encode()})
 }
 
 func (a *applier) loop(q *applyQueue) {
 	defer close(a.s.applied)
 	for {
 		// Readers meanwhile find everything in the overlay.
-		entries, closed, done := q.gather(applyMaxEntries, applyInterval)
-		a.apply(entries)
-		for _, n := range closed {
+		g, done := q.gather(applyMaxEntries, applyInterval)
+		a.apply(g)
+		for _, n := range g.closed {
 			if a.keep || a.dir == "" {
 				continue
 			}
@@ -96,11 +164,11 @@ func (a *applier) loop(q *applyQueue) {
 	}
 }
 
-func (a *applier) apply(entries []*walEntry) {
-	if len(entries) == 0 {
+func (a *applier) apply(g gathered) {
+	if len(g.entries) == 0 {
 		return
 	}
-	last, elided := a.newest(entries)
+	last, elided := a.newest(g.entries, g.maxGen)
 	var err error
 	for attempt := 1; attempt <= applyMaxAttempts; attempt++ {
 		if err = a.writeUnique(last); err == nil {
@@ -114,6 +182,15 @@ func (a *applier) apply(entries []*walEntry) {
 		// kept for the next start to replay.
 		a.keep = true
 		return
+	}
+	if !a.keep && a.pos.before(g.end) {
+		a.ts++
+		if err := writeMeta(a.s.db, a.ts, map[string][]byte{metaWALApplied: g.end.encode()}); err != nil {
+			a.s.log.Warn("store: record how far badger holds the write-ahead log", "err", err)
+		} else {
+			a.pos = g.end
+			a.s.appliedTs.Store(a.ts)
+		}
 	}
 	a.s.stats.applied.Add(int64(len(last)))
 	a.s.stats.elided.Add(int64(len(elided)))
@@ -138,12 +215,13 @@ func (a *applier) writeReplayed(entries []*walEntry) error {
 	return a.writeUnique(last)
 }
 
-// newest keeps the entries that are still their key's newest in the overlay: an older
-// one need not reach Badger, since the newer one will, in this batch or a later one,
-// and both are in the log until then. It is how live batches drop repeats without a map
-// of their own. Of those, it returns apart the deletes of keys Badger never had (see
+// newest keeps the entries that are still their key's newest in the overlay, or whose
+// newer version is durable and of a frame in this batch (gen <= maxGen), so that Badger
+// after the batch holds the log exactly up to its end (walApplied). An entry superseded
+// by one not yet durable is written: that one may still fail and be taken back. It is
+// how live batches drop repeats without a map of their own. Of those, it returns apart the deletes of keys Badger never had (see
 // unwritten): they need not reach Badger at all.
-func (a *applier) newest(entries []*walEntry) (write, elided []*walEntry) {
+func (a *applier) newest(entries []*walEntry, maxGen uint64) (write, elided []*walEntry) {
 	write = make([]*walEntry, 0, len(entries))
 	for i := 0; i < len(entries); i += evictChunk {
 		a.s.ovMu.RLock()
@@ -151,7 +229,7 @@ func (a *applier) newest(entries []*walEntry) (write, elided []*walEntry) {
 			if e.born {
 				a.unwritten[e.key] = struct{}{}
 			}
-			if a.s.overlay[e.key] != e {
+			if cur := a.s.overlay[e.key]; cur != e && cur != nil && cur.durable.Load() && cur.gen <= maxGen {
 				continue
 			}
 			if _, never := a.unwritten[e.key]; never {
@@ -178,9 +256,14 @@ func (a *applier) writeUnique(entries []*walEntry) error {
 			return err
 		}
 		rest = rest[n:]
+		a.s.appliedTs.Store(a.ts)
 		runtime.Gosched()
 	}
-	a.s.db.SetDiscardTs(a.ts)
+	discard := a.ts
+	if hold := a.s.backupHold.Load(); hold > 0 && hold < discard {
+		discard = hold // a backup is reading this version
+	}
+	a.s.db.SetDiscardTs(discard)
 	return nil
 }
 

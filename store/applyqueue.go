@@ -51,11 +51,20 @@ func (q *applyQueue) close() {
 	notify(q.kick)
 }
 
+// gathered is what one gather took: the entries, the segments closed after them, the
+// newest frame among them and where it ends in the log.
+type gathered struct {
+	entries []*walEntry
+	closed  []uint64
+	maxGen  uint64
+	end     logPos
+}
+
 // gather waits for work, then keeps taking for up to interval or until it holds max
 // entries: one Badger batch for many syncs, so that a key written many times meanwhile
-// (a slug's total, a user's balance) goes to Badger once. It returns the entries, the
-// segments closed after them, and whether the queue is closed and drained.
-func (q *applyQueue) gather(max int, interval time.Duration) (entries []*walEntry, closed []uint64, done bool) {
+// (a slug's total, a user's balance) goes to Badger once. done says the queue is closed
+// and drained.
+func (q *applyQueue) gather(max int, interval time.Duration) (g gathered, done bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -65,11 +74,14 @@ func (q *applyQueue) gather(max int, interval time.Duration) (entries []*walEntr
 	for {
 		q.mu.Lock()
 		n := 0
-		for n < len(q.batches) && len(entries) < max {
+		for n < len(q.batches) && len(g.entries) < max {
 			b := q.batches[n]
-			entries = append(entries, b.entries...)
+			g.entries = append(g.entries, b.entries...)
 			if b.closed > 0 {
-				closed = append(closed, b.closed)
+				g.closed = append(g.closed, b.closed)
+			}
+			if b.end.seg > 0 {
+				g.maxGen, g.end = b.gen, b.end
 			}
 			q.entries -= len(b.entries)
 			n++
@@ -85,10 +97,10 @@ func (q *applyQueue) gather(max int, interval time.Duration) (entries []*walEntr
 		}
 		switch {
 		case drained:
-			return entries, closed, true
-		case len(entries) >= max:
-			return entries, closed, false
-		case timer == nil && (len(entries) > 0 || len(closed) > 0):
+			return g, true
+		case len(g.entries) >= max:
+			return g, false
+		case timer == nil && (len(g.entries) > 0 || len(g.closed) > 0):
 			timer = time.NewTimer(interval)
 		}
 		if timer == nil {
@@ -98,7 +110,7 @@ func (q *applyQueue) gather(max int, interval time.Duration) (entries []*walEntr
 		select {
 		case <-q.kick:
 		case <-timer.C:
-			return entries, closed, false
+			return g, false
 		}
 	}
 }

@@ -33,7 +33,8 @@ func TestApplyQueuePushWaitsOnlyAtItsLimit(t *testing.T) {
 		t.Fatal("push over the limit did not wait for the applier")
 	case <-time.After(50 * time.Millisecond):
 	}
-	entries, _, done := q.gather(10_000, time.Millisecond)
+	g, done := q.gather(10_000, time.Millisecond)
+	entries := g.entries
 	if len(entries) < 1000 || done {
 		t.Fatalf("gather took %d entries (done %v), want the 1000 queued", len(entries), done)
 	}
@@ -68,7 +69,8 @@ func TestApplyQueueGather(t *testing.T) {
 			if tt.close {
 				q.close()
 			}
-			entries, closed, done := q.gather(tt.max, 20*time.Millisecond)
+			g, done := q.gather(tt.max, 20*time.Millisecond)
+			entries, closed := g.entries, g.closed
 			if len(entries) != tt.wantEntries || done != tt.wantDone || len(closed) != len(tt.wantClosed) {
 				t.Fatalf("gather = %d entries, closed %v, done %v; want %d, %v, %v", len(entries), closed, done, tt.wantEntries, tt.wantClosed, tt.wantDone)
 			}
@@ -87,7 +89,8 @@ func TestApplyQueueGatherReturnsAfterInterval(t *testing.T) {
 	q.push(applyBatch{entries: entriesN(1)})
 	got := make(chan int, 1)
 	go func() {
-		entries, _, _ := q.gather(1_000, 30*time.Millisecond)
+		g, _ := q.gather(1_000, 30*time.Millisecond)
+		entries := g.entries
 		got <- len(entries)
 	}()
 	time.Sleep(5 * time.Millisecond)

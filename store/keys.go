@@ -37,10 +37,19 @@ const (
 	prefixCommentSlug = "commentslug:"       // commentslug:{slug}\x00{id:8 BE} → empty: a slug's comments
 	prefixBlogRate    = "blograte:"          // blograte:{iphash} → write window, TTL 1m
 	prefixInquiry     = "inquiry:"           // inquiry:{seq:8 BE} → Inquiry, capped at InquiryCap
+	prefixSlugBudget  = "slugbudget:"        // slugbudget:{day-salted hash of IPv4 or IPv6 /64} → new slugs created that day, 8 BE, TTL 25h
+
+	// the simulated cloud provider
+	prefixSimServer = "simsrv:" // simsrv:{seq:8 BE} → SimServer: the simulator's servers, deleted with them
 )
 
 const (
 	metaSchemaVersion = prefixMeta + "schema_version"
+	// The write-ahead log's own bookkeeping, written straight into Badger by the applier
+	// and never through a commit; backups leave it out.
+	prefixMetaWAL  = prefixMeta + "wal_"
+	metaWALApplied = prefixMetaWAL + "applied" // segment u64 BE, offset u64 BE: Badger holds the log up to here
+	metaWALFormat  = prefixMetaWAL + "format"  // present once the log was written framed (walformat.go)
 )
 
 func rateLimitKey(userID int64) []byte {

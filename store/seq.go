@@ -49,7 +49,7 @@ func (s *Store) storeSeq(name string, v uint64) error {
 	val := binary.BigEndian.AppendUint64(nil, v)
 	key := string(seqKey(name))
 	done := make(chan error, 1)
-	if err := s.publish(map[string]*walEntry{key: {key: key, val: val}}, done); err != nil {
+	if err := s.publish(map[string]*walEntry{key: {key: key, val: val}}, done, s.wal.failures.Load()); err != nil {
 		return err
 	}
 	return <-done

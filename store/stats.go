@@ -11,6 +11,7 @@ import (
 // logCounters are the write-ahead log's running totals, read by LogStats.
 type logCounters struct {
 	commits, syncs, bytes         atomic.Int64
+	failedWrites                  atomic.Int64
 	applied, applyBatches, elided atomic.Int64
 	// queueWait is how long a commit waited for the committer; durableWait how long
 	// its caller then waited for the fdatasync covering it (and to be woken).

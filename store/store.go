@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -45,9 +46,19 @@ type Options struct {
 	// of Badger; 0 means DefaultCacheBytes, negative turns the cache off.
 	CacheBytes int
 
+	// MinFreeBytes is the free-space floor of the data directory's filesystem: below
+	// it every write is refused with ErrInsufficientStorage (reads go on), and writes are
+	// taken again by themselves once space is back. 0 turns the check off.
+	MinFreeBytes int64
+
 	// applyFault, when set (tests only), runs before each Badger transaction of the
 	// applier and fails it with its error: Badger refusing writes (a full disk) on demand.
 	applyFault func() error
+	// logFault, when set (tests only), runs before each operation on a log file ("create",
+	// "write", "sync", "truncate") and fails it with its error.
+	logFault func(op, path string) error
+	// freeSpace, when set (tests only), replaces statfs of the data directory.
+	freeSpace func() (uint64, error)
 }
 
 // DefaultCacheBytes is the record cache's default budget.
@@ -77,7 +88,50 @@ type Store struct {
 	seqs   map[string]*seqLease
 	stopGC chan struct{}
 	gcDone chan struct{}
+
+	space *spaceMonitor
+	// appliedTs is the newest Badger version the applier has committed; backupHold,
+	// when not 0, a version a backup is reading, which compaction must keep.
+	appliedTs  atomic.Uint64
+	backupHold atomic.Uint64
 }
+
+// dirWAL is where the write-ahead log of a data directory lives.
+func dirWAL(dir string) string { return filepath.Join(dir, walDirName) }
+
+// openBadger opens the database in opts.Dir with hangar's settings, in managed mode:
+// the applier stamps its own versions and readers never wait on Badger's commit
+// watermark.
+func openBadger(opts Options) (*badger.DB, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	bopts := badger.DefaultOptions(opts.Dir).
+		WithInMemory(opts.InMemory).
+		WithSyncWrites(opts.SyncWrites).
+		WithLogger(badgerLogger{logger}).
+		WithNumVersionsToKeep(1).
+		// Every write comes from the one applier, in log order: nothing to detect.
+		WithDetectConflicts(false).
+		// hangar's values are small; smaller tables and memtables keep RSS modest, and
+		// smaller value log files keep what Badger maps ahead of its writes (twice the
+		// file size, which a full disk turns into SIGBUS) well under the free-space floor.
+		WithMemTableSize(32 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithValueThreshold(1 << 10).
+		WithNumCompactors(2)
+	if opts.InMemory {
+		bopts = bopts.WithDir("").WithValueDir("")
+	}
+	db, err := badger.OpenManaged(bopts)
+	if err != nil {
+		return nil, fmt.Errorf("store.Open %s: %w", opts.Dir, err)
+	}
+	return db, nil
+}
+
+func nowStamp() string { return time.Now().UTC().Format("20060102-150405") }
 
 // Open opens (creating if needed) the database in opts.Dir, replays the write-ahead
 // log into it and runs pending migrations.
@@ -88,28 +142,13 @@ func Open(opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	bopts := badger.DefaultOptions(opts.Dir).
-		WithInMemory(opts.InMemory).
-		WithSyncWrites(opts.SyncWrites).
-		WithLogger(badgerLogger{opts.Logger}).
-		WithNumVersionsToKeep(1).
-		// Every write comes from the one applier, in log order: nothing to detect.
-		WithDetectConflicts(false).
-		// hangar's values are small; smaller tables and memtables keep RSS modest.
-		WithMemTableSize(32 << 20).
-		WithValueThreshold(1 << 10).
-		WithNumCompactors(2)
 	walDir := ""
-	if opts.InMemory {
-		bopts = bopts.WithDir("").WithValueDir("")
-	} else {
-		walDir = filepath.Join(opts.Dir, walDirName)
+	if !opts.InMemory {
+		walDir = dirWAL(opts.Dir)
 	}
-	// Managed mode: the applier stamps its own versions and readers never wait on
-	// Badger's commit watermark.
-	db, err := badger.OpenManaged(bopts)
+	db, err := openBadger(opts)
 	if err != nil {
-		return nil, fmt.Errorf("store.Open %s: %w", opts.Dir, err)
+		return nil, err
 	}
 	s := &Store{
 		db:            db,
@@ -132,17 +171,21 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.cache = &cache{s: s, budget: opts.CacheBytes}
 	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, fault: opts.applyFault, unwritten: map[string]struct{}{}}
+	s.appliedTs.Store(ap.ts)
 	next, err := ap.replay()
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	applyQ := newApplyQueue(applyQueueLimit)
-	s.wal, err = openWAL(walDir, next, opts.SyncWrites, applyQ, &s.stats)
-	if err != nil {
+	s.space = newSpaceMonitor(opts.Dir, opts.MinFreeBytes, opts.freeSpace, opts.InMemory, opts.Logger)
+	s.wal = &wal{dir: walDir, sync: opts.SyncWrites, log: opts.Logger, stats: &s.stats, applyQ: applyQ,
+		fault: opts.logFault, rollback: s.rollback, room: s.space.room, written: s.space.written}
+	if err := openWAL(s.wal, next, 0); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store.Open %s: %w", walDir, err)
 	}
+	s.space.start(s.wal)
 	go ap.loop(applyQ)
 	go s.committer()
 	if err := s.migrate(); err != nil {
@@ -166,6 +209,7 @@ func (s *Store) shutdown() error {
 	close(s.urgent)
 	close(s.reqs)
 	<-s.committerDone
+	s.space.stop()
 	s.wal.close()
 	<-s.applied
 	return s.db.Close()
@@ -178,11 +222,8 @@ func (s *Store) Ping(context.Context) error {
 	if s.db.IsClosed() {
 		return ErrClosed
 	}
-	s.wal.mu.Lock()
-	failed := s.wal.failed
-	s.wal.mu.Unlock()
-	if failed != nil {
-		return failed
+	if err := s.wal.state(); err != nil {
+		return err
 	}
 	return s.view(func(txn *tx) error {
 		_, err := txn.Get([]byte(metaSchemaVersion))
@@ -267,6 +308,7 @@ func (s *Store) committer() {
 
 // run executes one commit; on success its caller is answered by the log's writer.
 func (s *Store) run(r *commitReq) (err error) {
+	epoch := s.wal.failures.Load()
 	t := &tx{s: s, writes: map[string]*walEntry{}}
 	defer t.discard()
 	defer func() {
@@ -280,23 +322,24 @@ func (s *Store) run(r *commitReq) (err error) {
 		return err
 	}
 	if len(t.writes) == 0 {
-		r.done <- nil
+		s.wal.waitDurable(r.done, epoch)
 		return nil
 	}
 	r.published = time.Now()
-	return s.publish(t.writes, r.done)
+	return s.publish(t.writes, r.done, epoch)
 }
 
 // publish makes writes visible in the overlay and appends them to the log, in one
-// order for both; done (if not nil) hears the log's verdict.
-func (s *Store) publish(writes map[string]*walEntry, done chan<- error) error {
+// order for both; done (if not nil) hears the log's verdict. epoch is the log's
+// failure count when the commit began.
+func (s *Store) publish(writes map[string]*walEntry, done chan<- error, epoch uint64) error {
 	entries := make([]*walEntry, 0, len(writes))
 	for _, e := range writes {
 		entries = append(entries, e)
 	}
 	s.wal.mu.Lock()
 	defer s.wal.mu.Unlock()
-	if err := s.wal.appendLocked(entries, done); err != nil {
+	if err := s.wal.appendLocked(entries, done, epoch); err != nil {
 		return err
 	}
 	s.ovMu.Lock()
@@ -306,6 +349,26 @@ func (s *Store) publish(writes map[string]*walEntry, done chan<- error) error {
 	}
 	s.ovMu.Unlock()
 	return nil
+}
+
+// rollback takes the entries of failed commits back out of the overlay, newest first,
+// so that each key shows again what it showed before them. An entry restored that was
+// already applied and evicted stays in the overlay (its value is Badger's): a failed
+// write is rare, and the few keys it touched cost a few bytes each.
+func (s *Store) rollback(entries []*walEntry) {
+	s.ovMu.Lock()
+	defer s.ovMu.Unlock()
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if s.overlay[e.key] != e {
+			continue
+		}
+		if p := e.prev.Load(); p != nil {
+			s.overlay[e.key] = p
+		} else {
+			delete(s.overlay, e.key)
+		}
+	}
 }
 
 func (s *Store) view(fn func(txn *tx) error) error {

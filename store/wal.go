@@ -1,18 +1,14 @@
 package store
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,25 +17,15 @@ import (
 // The write-ahead log is what makes a commit durable. Badger is applied to behind it,
 // in large batches, so an acknowledgement costs one small append and one fdatasync
 // shared by every commit that arrived meanwhile, instead of a Badger commit (which
-// serialises behind every earlier commit and msyncs its memtable).
+// serialises behind every earlier commit and msyncs its memtable). walformat.go has
+// the format, walreplay.go what a start reads back.
 //
-// A segment is a file of records; a record is one commit:
-//
-//	[payload length u32][crc32c of payload u32][payload]
-//	payload = uvarint entry count, then per entry:
-//	          flags u8 (1 = delete), uvarint expiresAt (unix s, 0 = never),
-//	          uvarint key length, key, uvarint value length, value
-//
-// A segment is deleted once every record in it has been applied to Badger (whose
-// commits are themselves synced when SyncWrites is on). At start every remaining
-// segment is replayed into Badger in order; a torn record at the end of the last
-// segment is a commit that was never acknowledged and is cut off.
-
-const (
-	walDirName   = "wal"
-	walHeaderLen = 8
-	entryDelete  = 1
-)
+// A write or sync that fails is answered with an error to every commit it carried and
+// to every commit published after it (they may have read its entries), and those
+// entries leave the overlay as if never written. The log then refuses writes until it
+// has started a fresh segment whose header says where the last good frame ended, so
+// the failed bytes, whether or not they reached the disk, are never read back. That is
+// retried with backoff, so the log takes writes again as soon as the disk does.
 
 // preparePace spaces the chunks of a segment's zero fill (about 1.5 s for 64 MiB,
 // while filling a segment takes the busiest benchmark over 10 s).
@@ -51,7 +37,11 @@ var (
 	walPrepareAfter int64 = 1 << 20
 )
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// Recovery backoff after a failed write.
+const (
+	recoverFirst = 10 * time.Millisecond
+	recoverMax   = time.Second
+)
 
 // walEntry is one key's new state; the same pointer sits in the overlay until the
 // applier has written it to Badger.
@@ -64,6 +54,9 @@ type walEntry struct {
 	// it lets the applier skip a delete of a key Badger never had. Not logged: a
 	// replay writes every delete.
 	born bool
+	// gen numbers the frame (the write and sync) that carries the entry; the applier
+	// leaves an entry out only for a newer one of a frame it applies in the same batch.
+	gen uint64
 	// durable is set once the log's sync covered this entry. Until then only commits
 	// (which are ordered after it in the log) may read it; other readers see prev, the
 	// entry it replaced in the overlay (nil: Badger's value), so nothing is shown that
@@ -105,294 +98,247 @@ func (g *walGen) finish(err error) {
 	}
 }
 
-// applyBatch is what the writer hands the applier: entries made durable by one sync,
-// or (closed > 0) the news that segment closed holds nothing newer.
+// applyBatch is what the writer hands the applier: entries made durable by one sync
+// (frame gen, ending at end), or (closed > 0) the news that segment closed holds
+// nothing newer.
 type applyBatch struct {
 	entries []*walEntry
+	gen     uint64
+	end     logPos
 	closed  uint64
+}
+
+// logFile is a segment open for appending. The writer goes through it, and tests wrap
+// it to fail on demand (Options.logFault).
+type logFile interface {
+	io.Writer
+	io.Seeker
+	// Sync makes what was written durable (fdatasync).
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+type osLogFile struct{ *os.File }
+
+func (f osLogFile) Sync() error { return unix.Fdatasync(int(f.Fd())) }
+
+// faultyFile fails the operations fault names, writing half of the data first when a
+// write fails (a torn write).
+type faultyFile struct {
+	logFile
+	path  string
+	fault func(op, path string) error
+}
+
+func (f faultyFile) Write(b []byte) (int, error) {
+	if err := f.fault("write", f.path); err != nil {
+		n, _ := f.logFile.Write(b[:len(b)/2])
+		return n, err
+	}
+	return f.logFile.Write(b)
+}
+
+func (f faultyFile) Sync() error {
+	if err := f.fault("sync", f.path); err != nil {
+		return err
+	}
+	return f.logFile.Sync()
+}
+
+func (f faultyFile) Truncate(size int64) error {
+	if err := f.fault("truncate", f.path); err != nil {
+		return err
+	}
+	return f.logFile.Truncate(size)
 }
 
 // wal appends commits to the current segment. Commits are encoded into buf under mu
 // by publish; the writer goroutine swaps buf out, writes and syncs it, and wakes the
 // commits' callers.
 type wal struct {
-	dir     string
-	sync    bool
+	dir  string
+	sync bool
+	log  *slog.Logger
+
 	mu      sync.Mutex
 	buf     []byte
 	pending []*walEntry
 	cur     *walGen
-	failed  error // sticky: after a failed write nothing more is acknowledged
-	closing bool
-	kick    chan struct{}
-	done    chan struct{}
+	gen     uint64 // the frame being filled
+	writing bool   // a frame is being written and synced
+	// refuse is why the log takes no commit now (a failed write it has not recovered
+	// from); lowSpace, that the disk is below the free-space floor.
+	refuse   error
+	lowSpace bool
+	closing  bool
+	kick     chan struct{}
+	done     chan struct{}
+	// failures counts failed writes. A commit that began before one may have read
+	// entries that were then taken back, so it is refused (see appendLocked).
+	failures atomic.Uint64
 
 	stats *logCounters
 	// beforeSync, when set (tests only), runs before each sync: a test holds the log
 	// there to look at what is committed but not durable.
 	beforeSync atomic.Pointer[func()]
+	// fault is Options.logFault.
+	fault func(op, path string) error
+	// rollback takes failed entries back out of the overlay (Store.rollback).
+	rollback func([]*walEntry)
+	// room reports whether the disk has room for n more bytes above the floor.
+	room func(n int64) bool
+	// written tells the space monitor how much the log wrote.
+	written func(n int64)
 
 	// owned by the writer goroutine
-	f    *os.File
+	f    logFile
 	seg  uint64
 	size int64
 	// next is the following segment being zero-filled in the background, once the
 	// current one has seen real traffic; prealloc says the current one was.
-	next     chan *os.File
+	next     chan logFile
 	prealloc bool
 	spare    []byte
 	applyQ   *applyQueue
 }
 
-// walSegments lists dir's segment numbers in order.
-func walSegments(dir string) ([]uint64, error) {
-	names, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// openWAL starts a fresh segment numbered first (an in-memory store, dir "", keeps no
+// file) whose header records prevLen for its predecessor, and the writer goroutine.
+func openWAL(w *wal, first, prevLen uint64) error {
+	w.cur, w.kick, w.done = &walGen{}, make(chan struct{}, 1), make(chan struct{})
+	if w.room == nil {
+		w.room = func(int64) bool { return true }
 	}
-	if err != nil {
-		return nil, err
+	if w.written == nil {
+		w.written = func(int64) {}
 	}
-	var segs []uint64
-	for _, n := range names {
-		num, ok := strings.CutSuffix(n.Name(), ".log")
-		if !ok {
-			continue
+	if w.dir != "" {
+		if err := os.MkdirAll(w.dir, 0o700); err != nil {
+			return err
 		}
-		if v, err := strconv.ParseUint(num, 10, 64); err == nil {
-			segs = append(segs, v)
-		}
-	}
-	slices.Sort(segs)
-	return segs, nil
-}
-
-func segmentPath(dir string, n uint64) string {
-	return filepath.Join(dir, fmt.Sprintf("%016d.log", n))
-}
-
-// replayWAL reads every segment in order and calls apply with each record's entries.
-// It returns the segments read so that the caller can delete them once applied.
-func replayWAL(dir string, apply func([]*walEntry) error) (segs []uint64, records int, err error) {
-	segs, err = walSegments(dir)
-	if err != nil {
-		return nil, 0, err
-	}
-	last := -1 // the last segment holding any record: only it may end torn
-	for i, n := range segs {
-		used, err := segmentUsed(segmentPath(dir, n))
+		f, err := w.startSegment(first, prevLen, nil)
 		if err != nil {
-			return nil, records, err
+			return err
 		}
-		if used {
-			last = i
-		}
-	}
-	// One segment in memory at a time: start-up reads at most 64 MiB at once.
-	for i, n := range segs {
-		path := segmentPath(dir, n)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, records, err
-		}
-		off := 0
-		for off < len(b) && !endOfSegment(b, off) {
-			entries, next, rerr := decodeLogRecord(b, off)
-			if rerr != nil {
-				if i != last {
-					return nil, records, fmt.Errorf("store: write-ahead log %s is corrupt at byte %d (%v) and is not the last segment: refusing to start with a hole in acknowledged history", path, off, rerr)
-				}
-				// A torn tail: the crash came mid-append, before that commit was acknowledged.
-				if err := os.Truncate(path, int64(off)); err != nil {
-					return nil, records, err
-				}
-				break
-			}
-			if err := apply(entries); err != nil {
-				return nil, records, err
-			}
-			records++
-			off = next
-		}
-	}
-	return segs, records, nil
-}
-
-// segmentUsed reports whether a segment holds any record, from its first header.
-func segmentUsed(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	head := make([]byte, walHeaderLen)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	return !endOfSegment(head[:n], 0), nil
-}
-
-// endOfSegment reports whether off is where a segment's records end: the end of the
-// file, or the zeroes a preallocated segment was filled with (no record has length 0).
-func endOfSegment(b []byte, off int) bool {
-	if off >= len(b) {
-		return true
-	}
-	if len(b)-off < walHeaderLen {
-		return false
-	}
-	return binary.LittleEndian.Uint64(b[off:]) == 0
-}
-
-func appendLogRecord(buf []byte, entries []*walEntry) []byte {
-	start := len(buf)
-	buf = append(buf, make([]byte, walHeaderLen)...)
-	buf = binary.AppendUvarint(buf, uint64(len(entries)))
-	for _, e := range entries {
-		var flags byte
-		if e.deleted {
-			flags = entryDelete
-		}
-		buf = append(buf, flags)
-		buf = binary.AppendUvarint(buf, e.expiresAt)
-		buf = binary.AppendUvarint(buf, uint64(len(e.key)))
-		buf = append(buf, e.key...)
-		buf = binary.AppendUvarint(buf, uint64(len(e.val)))
-		buf = append(buf, e.val...)
-	}
-	payload := buf[start+walHeaderLen:]
-	binary.LittleEndian.PutUint32(buf[start:], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(buf[start+4:], crc32.Checksum(payload, crcTable))
-	return buf
-}
-
-var errTorn = errors.New("torn record")
-
-func decodeLogRecord(b []byte, off int) ([]*walEntry, int, error) {
-	if len(b)-off < walHeaderLen {
-		return nil, 0, errTorn
-	}
-	n := int(binary.LittleEndian.Uint32(b[off:]))
-	sum := binary.LittleEndian.Uint32(b[off+4:])
-	if n > len(b)-off-walHeaderLen {
-		return nil, 0, errTorn
-	}
-	p := b[off+walHeaderLen : off+walHeaderLen+n]
-	if crc32.Checksum(p, crcTable) != sum {
-		return nil, 0, errors.New("checksum mismatch")
-	}
-	count, k := binary.Uvarint(p)
-	if k <= 0 {
-		return nil, 0, io.ErrUnexpectedEOF
-	}
-	p = p[k:]
-	entries := make([]*walEntry, 0, count)
-	for range count {
-		if len(p) < 1 {
-			return nil, 0, io.ErrUnexpectedEOF
-		}
-		e := &walEntry{deleted: p[0]&entryDelete != 0}
-		p = p[1:]
-		var ok bool
-		if e.expiresAt, p, ok = uvarint(p); !ok {
-			return nil, 0, io.ErrUnexpectedEOF
-		}
-		var key, val []byte
-		if key, p, ok = lengthPrefixed(p); !ok {
-			return nil, 0, io.ErrUnexpectedEOF
-		}
-		if val, p, ok = lengthPrefixed(p); !ok {
-			return nil, 0, io.ErrUnexpectedEOF
-		}
-		e.key, e.val = string(key), val
-		entries = append(entries, e)
-	}
-	return entries, off + walHeaderLen + n, nil
-}
-
-func uvarint(p []byte) (uint64, []byte, bool) {
-	v, k := binary.Uvarint(p)
-	if k <= 0 {
-		return 0, p, false
-	}
-	return v, p[k:], true
-}
-
-func lengthPrefixed(p []byte) ([]byte, []byte, bool) {
-	n, p, ok := uvarint(p)
-	if !ok || n > uint64(len(p)) {
-		return nil, p, false
-	}
-	return p[:n:n], p[n:], true
-}
-
-// openWAL starts a fresh segment numbered after first (0: an in-memory store keeps no
-// file) and the writer goroutine.
-func openWAL(dir string, first uint64, sync bool, applyQ *applyQueue, stats *logCounters) (*wal, error) {
-	w := &wal{dir: dir, sync: sync, stats: stats, cur: &walGen{}, kick: make(chan struct{}, 1), done: make(chan struct{}), applyQ: applyQ}
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		if err := w.openSegment(first); err != nil {
-			return nil, err
-		}
+		w.f, w.seg, w.size, w.prealloc = f, first, segHeaderLen, false
 	}
 	go w.loop()
-	return w, nil
-}
-
-func (w *wal) openSegment(n uint64) error {
-	f, err := os.OpenFile(segmentPath(w.dir, n), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	syncDir(w.dir, w.sync)
-	w.f, w.seg, w.size, w.prealloc = f, n, 0, false
 	return nil
 }
 
-// syncDir makes a new segment's directory entry survive a power cut too.
-func syncDir(dir string, sync bool) {
-	if !sync {
-		return
+func (w *wal) create(path string) (logFile, error) {
+	if w.fault != nil {
+		if err := w.fault("create", path); err != nil {
+			return nil, err
+		}
 	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return w.wrap(osLogFile{f}, path), nil
+}
+
+func (w *wal) wrap(f logFile, path string) logFile {
+	if w.fault == nil {
+		return f
+	}
+	return faultyFile{logFile: f, path: path, fault: w.fault}
+}
+
+// startSegment writes segment n's header into f (a prepared segment) or a new file,
+// and makes it and the directory entry durable.
+func (w *wal) startSegment(n, prevLen uint64, f logFile) (logFile, error) {
+	path := segmentPath(w.dir, n)
+	if f == nil {
+		var err error
+		if f, err = w.create(path); err != nil {
+			return nil, err
+		}
+	}
+	_, err := f.Write(encodeSegHeader(n, prevLen))
+	if err == nil && w.sync {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if w.sync {
+		syncDir(w.dir)
+	}
+	return f, nil
+}
+
+// syncDir makes a new segment's directory entry survive a power cut too.
+func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
 }
 
-// appendLocked encodes one commit; done hears whether the sync covering it worked. It is called
-// with the overlay updated under the same lock, so the log's order is the overlay's.
-func (w *wal) appendLocked(entries []*walEntry, done chan<- error) error {
-	if w.failed != nil {
-		return w.failed
-	}
-	if w.closing {
+// appendLocked encodes one commit; done hears whether the sync covering it worked.
+// epoch is w.failures when the commit began. It is called with the overlay updated
+// under the same lock, so the log's order is the overlay's.
+func (w *wal) appendLocked(entries []*walEntry, done chan<- error, epoch uint64) error {
+	switch {
+	case w.closing:
 		return ErrClosed
+	case w.refuse != nil:
+		return w.refuse
+	case w.lowSpace:
+		return ErrInsufficientStorage
+	case w.failures.Load() != epoch:
+		return fmt.Errorf("%w (a write that this commit may have read from failed)", ErrLogUnavailable)
+	}
+	if len(w.buf) == 0 {
+		w.buf = append(w.buf, make([]byte, frameHeaderLen)...)
 	}
 	w.buf = appendLogRecord(w.buf, entries)
 	w.stats.commits.Add(1)
+	for _, e := range entries {
+		e.gen = w.gen
+	}
 	w.pending = append(w.pending, entries...)
 	if done != nil {
 		w.cur.waiters = append(w.cur.waiters, done)
 	}
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	notify(w.kick)
 	return nil
+}
+
+// waitDurable answers done once every commit published so far is durable: a commit
+// that wrote nothing may still have read entries that are not, and must not answer
+// before them (nor at all if they fail).
+func (w *wal) waitDurable(done chan<- error, epoch uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.failures.Load() != epoch:
+		done <- fmt.Errorf("%w (a write that this read may have seen failed)", ErrLogUnavailable)
+	case len(w.buf) == 0 && !w.writing:
+		done <- nil
+	default:
+		w.cur.waiters = append(w.cur.waiters, done)
+		notify(w.kick)
+	}
 }
 
 func (w *wal) loop() {
 	defer close(w.done)
-
 	for range w.kick {
 		for {
 			w.mu.Lock()
 			if len(w.buf) == 0 {
+				if gen := w.cur; len(gen.waiters) > 0 {
+					// Read-only commits waiting on the frame written before: it succeeded.
+					w.cur = &walGen{}
+					w.mu.Unlock()
+					gen.finish(nil)
+					continue
+				}
 				closing := w.closing
 				w.mu.Unlock()
 				if closing {
@@ -401,22 +347,26 @@ func (w *wal) loop() {
 				}
 				break
 			}
-			buf, pending, gen := w.buf, w.pending, w.cur
+			buf, pending, gen, genNo := w.buf, w.pending, w.cur, w.gen
 			w.buf, w.pending, w.cur = w.spare[:0], nil, &walGen{}
+			w.gen++
+			w.writing = true
 			w.mu.Unlock()
 
-			err := w.write(buf)
-			if err != nil {
-				w.mu.Lock()
-				w.failed = fmt.Errorf("store: write-ahead log failed, refusing further writes: %w", err)
-				w.mu.Unlock()
-				gen.finish(err)
+			buf = sealFrame(buf)
+			if err := w.write(buf); err != nil {
+				w.fail(err, pending, gen)
+				w.recover()
 				continue
 			}
 			w.spare = buf
 			markDurable(pending)
+			w.mu.Lock()
+			w.writing = false
+			w.mu.Unlock()
 			gen.finish(nil)
-			w.applyQ.push(applyBatch{entries: pending})
+			w.applyQ.push(applyBatch{entries: pending, gen: genNo, end: logPos{w.seg, uint64(w.size)}})
+			w.written(int64(len(buf)))
 			w.maybeRotate()
 		}
 	}
@@ -433,22 +383,86 @@ func (w *wal) write(buf []byte) error {
 	if hook := w.beforeSync.Load(); hook != nil {
 		(*hook)()
 	}
-	w.size += int64(len(buf))
 	if w.sync {
 		start := time.Now()
-		err := unix.Fdatasync(int(w.f.Fd()))
+		err := w.f.Sync()
 		w.stats.syncs.Add(1)
 		w.stats.syncTime.observe(time.Since(start))
-		return err
+		if err != nil {
+			return err
+		}
 	}
+	w.size += int64(len(buf))
 	return nil
+}
+
+// refusal is what commits hear while the log cannot write because of err.
+func refusal(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w (%v)", ErrInsufficientStorage, err)
+	}
+	return fmt.Errorf("%w (%v)", ErrLogUnavailable, err)
+}
+
+// fail answers the failed frame's commits, and every commit published after them,
+// with the error, and takes their entries back out of the overlay. Until recover
+// succeeds no commit is taken.
+func (w *wal) fail(err error, pending []*walEntry, gen *walGen) {
+	refused := refusal(err)
+	w.mu.Lock()
+	w.failures.Add(1)
+	later, laterGen := w.pending, w.cur
+	w.buf, w.pending, w.cur = w.buf[:0], nil, &walGen{}
+	w.refuse = refused
+	w.writing = false
+	w.mu.Unlock()
+	w.rollback(append(pending, later...))
+	w.stats.failedWrites.Add(1)
+	w.log.Error("store: the write-ahead log could not write; refusing writes until it can", "segment", w.seg, "err", err, "refused_commits", len(gen.waiters)+len(laterGen.waiters))
+	gen.finish(refused)
+	laterGen.finish(refused)
+}
+
+// recover starts a fresh segment after a failed write, retrying with backoff until it
+// can or the log closes. The new segment's header records where the last good frame
+// of the old one ended, so whatever the failed write left behind is never read.
+func (w *wal) recover() {
+	backoff := recoverFirst
+	for attempt := 1; ; attempt++ {
+		w.mu.Lock()
+		closing := w.closing
+		w.mu.Unlock()
+		if closing {
+			return
+		}
+		f, err := w.startSegment(w.seg+1, uint64(w.size), nil)
+		if err == nil {
+			w.discardPrepared()
+			old := w.f
+			_ = old.Truncate(w.size)
+			_ = old.Close()
+			w.applyQ.push(applyBatch{closed: w.seg})
+			w.f, w.seg, w.size, w.prealloc = f, w.seg+1, segHeaderLen, false
+			w.mu.Lock()
+			w.refuse = nil
+			w.mu.Unlock()
+			w.log.Info("store: the write-ahead log is writing again", "segment", w.seg, "attempts", attempt)
+			return
+		}
+		w.mu.Lock()
+		w.refuse = refusal(err)
+		w.mu.Unlock()
+		time.Sleep(backoff)
+		backoff = min(2*backoff, recoverMax)
+	}
 }
 
 // Preallocation: appending to a file makes every fdatasync also commit the new size
 // to the filesystem's journal; overwriting blocks already written does not. Measured
 // with the store benchmark: about 5 % more views/s (10-18 % with every segment zeroed,
-// the first too). Only a log that sees traffic gets
-// preallocated segments, so idle and test stores never write 64 MiB of zeroes.
+// the first too). Only a log that sees traffic gets preallocated segments, so idle and
+// test stores never write 64 MiB of zeroes, and only while the disk has room for one
+// above the free-space floor.
 func (w *wal) maybeRotate() {
 	if w.f == nil {
 		return
@@ -456,8 +470,8 @@ func (w *wal) maybeRotate() {
 	switch {
 	case w.size >= walSegmentLimit:
 		w.rotate()
-	case w.next == nil && w.size >= walPrepareAfter:
-		w.next = prepareSegment(w.dir, w.seg+1, w.sync)
+	case w.next == nil && w.size >= walPrepareAfter && w.room(walSegmentLimit):
+		w.next = w.prepareSegment(w.seg + 1)
 	case w.next != nil && !w.prealloc && len(w.next) > 0:
 		w.rotate() // leave a plain segment as soon as a preallocated one is ready
 	}
@@ -465,11 +479,11 @@ func (w *wal) maybeRotate() {
 
 // prepareSegment creates segment n filled with zeroes and synced, in the background.
 // It delivers nil if it could not; the writer then opens a plain segment.
-func prepareSegment(dir string, n uint64, sync bool) chan *os.File {
-	c := make(chan *os.File, 1)
+func (w *wal) prepareSegment(n uint64) chan logFile {
+	c := make(chan logFile, 1)
 	go func() {
-		path := segmentPath(dir, n)
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		path := segmentPath(w.dir, n)
+		f, err := w.create(path)
 		if err != nil {
 			c <- nil
 			return
@@ -478,8 +492,8 @@ func prepareSegment(dir string, n uint64, sync bool) chan *os.File {
 		// log's own fdatasyncs behind it.
 		zero := make([]byte, min(1<<20, walSegmentLimit))
 		for written := int64(0); written < walSegmentLimit && err == nil; written += int64(len(zero)) {
-			if _, err = f.Write(zero); err == nil && sync {
-				err = unix.Fdatasync(int(f.Fd()))
+			if _, err = f.Write(zero); err == nil && w.sync {
+				err = f.Sync()
 			}
 			time.Sleep(preparePace)
 		}
@@ -497,47 +511,49 @@ func prepareSegment(dir string, n uint64, sync bool) chan *os.File {
 	return c
 }
 
-func (w *wal) rotate() {
-	old := w.seg
-	// A preallocated segment ends in zeroes; cut them so the file says what it holds.
-	err := w.f.Truncate(w.size)
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		w.mu.Lock()
-		w.failed = err
-		w.mu.Unlock()
+// discardPrepared drops a prepared segment that will not be used.
+func (w *wal) discardPrepared() {
+	if w.next == nil {
 		return
 	}
-	var next *os.File
+	if f := <-w.next; f != nil {
+		f.Close()
+		os.Remove(segmentPath(w.dir, w.seg+1))
+	}
+	w.next = nil
+}
+
+func (w *wal) rotate() {
+	var prepared logFile
 	if w.next != nil {
-		next = <-w.next
+		prepared = <-w.next
 		w.next = nil
 	}
-	if next != nil {
-		w.f, w.seg, w.size, w.prealloc = next, old+1, 0, true
-		syncDir(w.dir, w.sync)
-	} else if err := w.openSegment(old + 1); err != nil {
-		w.mu.Lock()
-		w.failed = fmt.Errorf("store: write-ahead log: open next segment: %w", err)
-		w.mu.Unlock()
-		w.f = nil
+	f, err := w.startSegment(w.seg+1, uint64(w.size), prepared)
+	if err != nil {
+		if prepared != nil {
+			os.Remove(segmentPath(w.dir, w.seg+1))
+		}
+		// Nothing was lost, but the log cannot go on in a segment it could not start.
+		w.fail(err, nil, &walGen{})
+		w.recover()
 		return
 	}
-	w.applyQ.push(applyBatch{closed: old})
+	// A preallocated segment ends in zeroes; cut them so the file says what it holds.
+	// Not needed for correctness: the new header says where it ends.
+	_ = w.f.Truncate(w.size)
+	_ = w.f.Close()
+	w.applyQ.push(applyBatch{closed: w.seg})
+	w.f, w.seg, w.size, w.prealloc = f, w.seg+1, segHeaderLen, prepared != nil
 }
 
 // finish closes the last segment and tells the applier it may go once applied.
 func (w *wal) finish() {
-	if w.next != nil { // prepared and never written: nothing to keep
-		if f := <-w.next; f != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}
+	w.discardPrepared()
 	if w.f != nil {
-		_ = w.f.Truncate(w.size)
+		if err := w.f.Truncate(w.size); err == nil && w.sync {
+			_ = w.f.Sync()
+		}
 		_ = w.f.Close()
 		w.applyQ.push(applyBatch{closed: w.seg})
 	}
@@ -549,9 +565,26 @@ func (w *wal) close() {
 	w.mu.Lock()
 	w.closing = true
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	notify(w.kick)
 	<-w.done
+}
+
+// setLowSpace is the space monitor's verdict.
+func (w *wal) setLowSpace(low bool) {
+	w.mu.Lock()
+	w.lowSpace = low
+	w.mu.Unlock()
+}
+
+// state reports why the log refuses writes now, or nil.
+func (w *wal) state() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.refuse != nil:
+		return w.refuse
+	case w.lowSpace:
+		return ErrInsufficientStorage
+	}
+	return nil
 }

@@ -162,13 +162,42 @@ func TestCrashReplaysAcknowledgedCommits(t *testing.T) {
 	}
 }
 
-// writeSegment writes records (each a set of key=value) and then tail bytes.
-func writeSegment(t *testing.T, dir string, n uint64, records [][2]string, tail []byte) {
+// closedStore opens a store in a new directory, writes nothing and closes it; it
+// returns the directory, its log directory, and the number the next segment must have.
+func closedStore(t *testing.T) (dir, walDir string, next uint64) {
 	t.Helper()
-	var buf []byte
-	for _, r := range records {
-		buf = appendLogRecord(buf, []*walEntry{{key: r[0], val: []byte(r[1])}})
+	dir = t.TempDir()
+	s := quietOpen(t, dir)
+	s.Close()
+	db, err := openBadger(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer db.Close()
+	sc, err := newWALScan(db, dirWAL(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, dirWAL(dir), sc.applied.seg + 1
+}
+
+// buildSegment encodes segment n: its header, then one frame per record (each a set
+// of key=value).
+func buildSegment(n, prevLen uint64, records [][2]string) []byte {
+	buf := encodeSegHeader(n, prevLen)
+	for _, r := range records {
+		frame := append(make([]byte, frameHeaderLen), appendLogRecord(nil, []*walEntry{{key: r[0], val: []byte(r[1])}})...)
+		buf = append(buf, sealFrame(frame)...)
+	}
+	return buf
+}
+
+// writeSegment writes segment n holding records, then tail bytes; it returns the
+// length of its frames (what the next segment's header must say).
+func writeSegment(t *testing.T, dir string, n, prevLen uint64, records [][2]string, tail []byte) uint64 {
+	t.Helper()
+	buf := buildSegment(n, prevLen, records)
+	framed := uint64(len(buf))
 	buf = append(buf, tail...)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -176,24 +205,24 @@ func writeSegment(t *testing.T, dir string, n uint64, records [][2]string, tail 
 	if err := os.WriteFile(segmentPath(dir, n), buf, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return framed
 }
 
 func TestReplayCutsATornTail(t *testing.T) {
+	whole := sealFrame(append(make([]byte, frameHeaderLen), appendLogRecord(nil, []*walEntry{{key: "c", val: []byte("3")}})...))
 	tails := map[string][]byte{
 		"half a header":         {0x10, 0, 0},
 		"header, no payload":    {0x40, 0, 0, 0, 1, 2, 3, 4},
-		"bad checksum":          appendLogRecord(nil, []*walEntry{{key: "c", val: []byte("3")}})[:8+3],
+		"bad checksum":          whole[:len(whole)-3],
+		"zeroed middle":         append(append(append([]byte{}, whole[:12]...), make([]byte, 8)...), whole[20:]...),
 		"zeroes (preallocated)": make([]byte, 64),
 	}
 	for name, tail := range tails {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := quietOpen(t, dir)
-			s.Close()
-			walDir := filepath.Join(dir, walDirName)
-			writeSegment(t, walDir, 7, [][2]string{{"a", "1"}, {"b", "2"}}, tail)
+			dir, walDir, next := closedStore(t)
+			writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}, {"b", "2"}}, tail)
 
-			s = quietOpen(t, dir)
+			s := quietOpen(t, dir)
 			defer s.Close()
 			for key, want := range map[string]string{"a": "1", "b": "2"} {
 				if got, err := getKey(s, key); err != nil || got != want {
@@ -204,23 +233,21 @@ func TestReplayCutsATornTail(t *testing.T) {
 				t.Fatalf("the torn record was applied: %v", err)
 			}
 			// The next segment continues the numbering.
-			if segs, _ := walSegments(walDir); len(segs) != 1 || segs[0] != 8 {
-				t.Fatalf("segments after replay %v, want [8]", segs)
+			if segs, _ := walSegments(walDir); len(segs) != 1 || segs[0] != next+1 {
+				t.Fatalf("segments after replay %v, want [%d]", segs, next+1)
 			}
 		})
 	}
 }
 
 func TestReplayRefusesAHoleInHistory(t *testing.T) {
-	dir := t.TempDir()
-	s := quietOpen(t, dir)
-	s.Close()
-	walDir := filepath.Join(dir, walDirName)
-	writeSegment(t, walDir, 1, [][2]string{{"a", "1"}}, []byte("garbage!garbage!"))
-	writeSegment(t, walDir, 2, [][2]string{{"b", "2"}}, nil)
+	dir, walDir, next := closedStore(t)
+	n := writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}}, []byte("garbage!garbage!"))
+	writeSegment(t, walDir, next+1, n+16, [][2]string{{"b", "2"}}, nil)
 	_, err := Open(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err == nil || !strings.Contains(err.Error(), "corrupt") {
-		t.Fatalf("Open with a corrupt middle segment: %v, want a refusal naming the corruption", err)
+	var damage *LogDamageError
+	if !errors.As(err, &damage) || damage.Segment != next || damage.Offset != int64(n) {
+		t.Fatalf("Open with a corrupt middle segment: %v, want damage in segment %d at byte %d", err, next, n)
 	}
 }
 
@@ -374,15 +401,14 @@ func TestCacheStaysWithinBudget(t *testing.T) {
 // A crash can leave a preallocated segment that was never written after the one being
 // written, which may end torn: the torn one still counts as the last.
 func TestReplayIgnoresAnUnusedPreallocatedSegment(t *testing.T) {
-	dir := t.TempDir()
+	dir, walDir, next := closedStore(t)
+	// A rotated segment whose zero tail was not cut yet reads up to what the next says.
+	n := writeSegment(t, walDir, next, 0, [][2]string{{"b", "2"}}, make([]byte, 4096))
+	writeSegment(t, walDir, next+1, n, [][2]string{{"a", "1"}}, append(make([]byte, 0), 0x30, 0, 0, 0, 9))
+	if err := os.WriteFile(segmentPath(walDir, next+2), make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s := quietOpen(t, dir)
-	s.Close()
-	walDir := filepath.Join(dir, walDirName)
-	writeSegment(t, walDir, 3, [][2]string{{"a", "1"}}, append(make([]byte, 0), 0x30, 0, 0, 0, 9))
-	writeSegment(t, walDir, 4, nil, make([]byte, 4096))
-	// A rotated segment whose zero tail was not cut yet reads up to the zeroes.
-	writeSegment(t, walDir, 2, [][2]string{{"b", "2"}}, make([]byte, 4096))
-	s = quietOpen(t, dir)
 	defer s.Close()
 	for key, want := range map[string]string{"a": "1", "b": "2"} {
 		if got, err := getKey(s, key); err != nil || got != want {
@@ -493,29 +519,48 @@ func TestAcknowledgementCommitsGoFirst(t *testing.T) {
 	}
 }
 
-// After the log fails to write, every commit is refused and Ping reports it (so does
-// /health), rather than acknowledging what is not on disk.
+// After the log fails to write, the commit is refused and Ping reports it (so does
+// /health) until the log has started a fresh segment, rather than acknowledging what is
+// not on disk; then it takes writes again by itself.
 func TestFailedLogRefusesWritesAndFailsPing(t *testing.T) {
-	s := quietOpen(t, t.TempDir())
+	var broken atomic.Bool
+	s, err := Open(Options{Dir: t.TempDir(), SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		logFault: func(op, path string) error {
+			if broken.Load() {
+				return fmt.Errorf("%s %s: input/output error (injected)", op, path)
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer s.Close()
 	if err := s.Ping(context.Background()); err != nil {
 		t.Fatalf("healthy store: Ping = %v", err)
 	}
-	// The writer's own segment file, closed under it: its next write fails.
-	s.wal.mu.Lock()
-	_ = s.wal.f.Close()
-	s.wal.mu.Unlock()
-	if err := setKey(s, "f:1", "x"); err == nil {
-		t.Fatal("a commit was acknowledged although the log could not write it")
+	broken.Store(true)
+	if err := setKey(s, "f:1", "x"); !errors.Is(err, ErrLogUnavailable) {
+		t.Fatalf("a commit the log could not write: %v, want ErrLogUnavailable", err)
 	}
-	if err := setKey(s, "f:2", "x"); err == nil || !strings.Contains(err.Error(), "write-ahead log failed") {
-		t.Fatalf("a later commit: %v, want the log's failure", err)
+	if err := setKey(s, "f:2", "x"); !errors.Is(err, ErrLogUnavailable) {
+		t.Fatalf("a later commit while the disk still fails: %v, want ErrLogUnavailable", err)
 	}
 	if err := s.Ping(context.Background()); err == nil {
 		t.Fatal("Ping is healthy with a failed log")
 	}
 	if _, err := getKey(s, "f:1"); !errors.Is(err, badger.ErrKeyNotFound) {
 		t.Fatalf("the refused commit is visible to readers: %v", err)
+	}
+	broken.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for setKey(s, "f:3", "x") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the log did not take writes again within 10 s of the disk working")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping after recovery: %v", err)
 	}
 }
 
