@@ -28,6 +28,8 @@ type Daemon interface {
 	ResetRateLimit(ctx context.Context, user int64) (bool, error)
 	Outbox(ctx context.Context, limit int) (api.Outbox, error)
 	BlogStats(ctx context.Context) (api.BlogStats, error)
+	// Plans is the catalogue; its currency says how every amount is shown.
+	Plans(ctx context.Context) (api.Catalog, error)
 	// Events follows the live feed until ctx ends, reconnecting by itself; it reports
 	// the stream's health as api.EventConn items and closes the channel at the end.
 	Events(ctx context.Context) (<-chan api.Event, error)

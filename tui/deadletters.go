@@ -65,6 +65,8 @@ func (v *deadLetters) update(msg tea.Msg) tea.Cmd {
 			v.all, v.loaded = msg.orders, true
 			v.rebuild()
 		}
+	case plansMsg:
+		v.redrawDetail()
 	case eventBatchMsg:
 		for _, ev := range msg {
 			// A new dead letter is worth an immediate re-read: it is what operators

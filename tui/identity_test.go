@@ -194,3 +194,27 @@ func TestTopRowsAfterSortAndFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestMoneyFollowsCatalogue: the detail shows the price in the catalogue's currency
+// and its minor unit, however the daemon's catalogue is set.
+func TestMoneyFollowsCatalogue(t *testing.T) {
+	tests := []struct {
+		currency string
+		want     string
+	}{
+		{"KRW", "price      5,000 KRW"},
+		{"USD", "price      50.00 USD"},
+		{"", "price      5,000"}, // not read yet: no minor unit guessed
+	}
+	for _, tt := range tests {
+		t.Run(tt.currency, func(t *testing.T) {
+			b := setup(t, func(d *fakedaemon.Daemon) { d.Catalog.Currency = tt.currency })
+			b.waitScreen(t, "queue depth")
+			b.keys("2")
+			b.waitScreen(t, "6 of 6 shown")
+			b.keys("enter")
+			b.waitScreen(t, "order #45", tt.want)
+			b.finish(t)
+		})
+	}
+}

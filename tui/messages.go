@@ -19,6 +19,11 @@ type (
 		events []api.Event
 		closed bool
 	}
+	// plansMsg answers the catalogue read; only its currency is kept.
+	plansMsg struct {
+		cat api.Catalog
+		err error
+	}
 	frameMsg struct{}
 	pollMsg  struct{}
 	queueMsg struct {

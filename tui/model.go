@@ -227,10 +227,23 @@ func (m *Model) fetchQueue() tea.Cmd {
 // switching is instant; the calls are small and come every few seconds at most.
 func (m *Model) pollAll() tea.Cmd {
 	cmds := []tea.Cmd{m.fetchQueue()}
+	if m.c.currency == "" {
+		cmds = append(cmds, m.fetchPlans())
+	}
 	for _, v := range m.views {
 		cmds = append(cmds, v.refresh())
 	}
 	return tea.Batch(cmds...)
+}
+
+// fetchPlans reads the catalogue for its currency; until it answers, amounts show as
+// bare integers rather than with a guessed minor unit.
+func (m *Model) fetchPlans() tea.Cmd {
+	d, ctx := m.c.d, m.c.ctx
+	return func() tea.Msg {
+		cat, err := d.Plans(ctx)
+		return plansMsg{cat: cat, err: err}
+	}
 }
 
 func (m *Model) startSpinner() tea.Cmd {
@@ -305,6 +318,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.pollAll())
 	case noticeMsg:
 		m.status, m.statusErr, m.notice = msg.text, msg.err, true
+	case plansMsg:
+		if msg.err == nil {
+			m.c.currency = msg.cat.Currency
+		}
 	case queueMsg:
 		if msg.err == nil {
 			m.state = stateReady

@@ -168,6 +168,8 @@ func (v *orders) update(msg tea.Msg) tea.Cmd {
 			v.all, v.more, v.loaded = msg.orders, msg.more, true
 			v.rebuild()
 		}
+	case plansMsg:
+		v.redrawDetail()
 	case orderDetailMsg:
 		if msg.err == nil && v.detail != nil && v.detail.OrderID == msg.order.OrderID {
 			o := msg.order

@@ -121,6 +121,14 @@ func (v *orderTable) setDetail() {
 	v.pane.SetContent(orderDetail(v.c, *v.detail, v.pane.Width))
 }
 
+// redrawDetail redraws an open pane, as when the currency its price is shown in
+// becomes known.
+func (v *orderTable) redrawDetail() {
+	if v.detail != nil {
+		v.setDetail()
+	}
+}
+
 // withPane puts the detail pane, when open, to the right of body.
 func (v *orderTable) withPane(body string) string {
 	if v.detail == nil {

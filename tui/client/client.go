@@ -151,6 +151,12 @@ func (c *Client) PurgeDLQ(ctx context.Context) (int, error) {
 	return v.Purged, c.do(ctx, http.MethodDelete, "/admin/dlq", nil, &v)
 }
 
+// Plans reads the plan catalogue; the console formats every amount by its currency.
+func (c *Client) Plans(ctx context.Context) (api.Catalog, error) {
+	var v api.Catalog
+	return v, c.do(ctx, http.MethodGet, "/admin/plans", nil, &v)
+}
+
 func (c *Client) RateLimits(ctx context.Context, min int) (api.RateLimits, error) {
 	q := url.Values{}
 	q.Set("min", strconv.Itoa(min))

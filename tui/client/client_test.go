@@ -75,6 +75,7 @@ func TestRESTCalls(t *testing.T) {
 		"DELETE /admin/ratelimit/7":       `{"user_id":7,"reset":true}`,
 		"GET /admin/outbox":               `{"sending":true,"queued":[{"id":1,"chat_id":5,"text":"hi","status":"queued"}],"recent":[]}`,
 		"GET /api/admin/stats":            `{"total_views":100,"today_views":7,"today_unique_visitors":3,"top_slugs":[{"slug":"hello","views":60}]}`,
+		"GET /admin/plans":                `{"currency":"USD","plans":[{"spec_id":"sim-nano","name":"nano","provider":"sim","plan":"p","regions":["tokyo"],"price":500}]}`,
 	}
 	ctx := t.Context()
 	tests := []struct {
@@ -166,6 +167,13 @@ func TestRESTCalls(t *testing.T) {
 			func(t *testing.T, v any) {
 				if b := v.(api.BlogStats); b.TodayViews != 7 || b.TopSlugs[0].Slug != "hello" {
 					t.Errorf("blog = %+v", b)
+				}
+			}},
+		{"plans", func(c *client.Client) (any, error) { return c.Plans(ctx) },
+			seen{"GET", "/admin/plans", ""},
+			func(t *testing.T, v any) {
+				if p := v.(api.Catalog); p.Currency != "USD" || len(p.Plans) != 1 || p.Plans[0].Price != 500 {
+					t.Errorf("plans = %+v", p)
 				}
 			}},
 	}

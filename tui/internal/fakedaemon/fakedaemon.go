@@ -29,6 +29,7 @@ type Daemon struct {
 	Limits    api.RateLimits
 	Mail      api.Outbox
 	Blog      api.BlogStats
+	Catalog   api.Catalog
 	changed   chan string
 	fail      map[string]error         // method name -> error every call of it returns
 	gates     map[string]chan struct{} // method name -> closed when the call may answer
@@ -309,6 +310,10 @@ func (d *Daemon) Outbox(ctx context.Context, limit int) (api.Outbox, error) {
 
 func (d *Daemon) BlogStats(ctx context.Context) (api.BlogStats, error) {
 	return answer(d, func() api.BlogStats { return d.Blog }, "BlogStats")
+}
+
+func (d *Daemon) Plans(ctx context.Context) (api.Catalog, error) {
+	return answer(d, func() api.Catalog { return d.Catalog }, "Plans")
 }
 
 // Events hands out the one feed channel; the fake never closes it, like a daemon

@@ -14,7 +14,7 @@ func ptr[T any](v T) *T { return &v }
 func order(id, user int64, status string, attempts int, errMsg string) api.Order {
 	o := api.Order{
 		OrderID: id, UserID: user, TelegramUserID: "70000" + string(rune('0'+user%10)),
-		Status: status, SpecID: "nano-1", Region: "tokyo", Provider: "sim", PricePaid: 500,
+		Status: status, SpecID: "nano-1", Region: "tokyo", Provider: "sim", PricePaid: 5000,
 		Attempts: attempts, CreatedAt: Now.Add(-time.Duration(id) * time.Minute), UpdatedAt: Now.Add(-time.Duration(id) * 10 * time.Second),
 		History: []api.HistoryEntry{{At: Now.Add(-time.Duration(id) * time.Minute), Event: "enqueued", Status: "pending"}},
 	}
@@ -73,6 +73,9 @@ func Seed(d *Daemon) {
 			{ID: 7, ChatID: 7004, Text: "server ready: 203.0.113.9 password=hunter2", Status: "logged", Attempts: 1, CreatedAt: Now.Add(-2 * time.Minute), SentAt: ptr(Now.Add(-2 * time.Minute))},
 		},
 	}
+	d.Catalog = api.Catalog{Currency: "KRW", Plans: []api.Plan{
+		{SpecID: "nano-1", Name: "Simulated nano", Provider: "sim", Plan: "sim-1c-1g", Regions: []string{"tokyo", "seoul"}, Price: 5000},
+	}}
 	d.Blog = api.BlogStats{
 		TotalViews: 12840, TodayViews: 312, TodayUniqueVisitors: 97,
 		TopSlugs: []api.SlugViews{{Slug: "hello-hangar", Views: 5120}, {Slug: "badger-ttl", Views: 2210}, {Slug: "wish-ssh-tui", Views: 990}},
