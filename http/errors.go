@@ -34,6 +34,8 @@ var (
 	errBusy          = newError(fiber.StatusServiceUnavailable, "busy", "too many updates are waiting to be processed; Telegram will deliver this one again")
 	errNotStarted    = newError(fiber.StatusServiceUnavailable, "starting", "hangar is starting or stopping; try again")
 	errStoreFailure  = newError(fiber.StatusServiceUnavailable, "store_unavailable", "the store could not record the request; try again")
+	errDiskFull      = newError(fiber.StatusInsufficientStorage, "insufficient_storage", "the server's disk is too full to record this; nothing was stored, try again once an operator has freed space")
+	errUnknownMethod = newError(fiber.StatusNotImplemented, "method_not_implemented", "this server does not implement that HTTP method")
 )
 
 func badRequest(code, message string) *apiError {
@@ -47,10 +49,21 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		var fe *fiber.Error
 		switch {
 		case errors.As(err, &ae):
+			if ae.status == fiber.StatusRequestEntityTooLarge {
+				lingerOnClose(c)
+			}
 		case errors.As(err, &fe):
 			ae = fiberError(fe)
+			if fe.Code == fiber.StatusRequestEntityTooLarge {
+				// fasthttp stopped reading a body over the limit and will close the
+				// connection: let the client read the 413 before the close resets it.
+				lingerOnClose(c)
+			}
 		case domainError(err) != nil:
 			ae = domainError(err)
+			if ae.status >= 500 {
+				log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+			}
 		default:
 			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 			ae = newError(fiber.StatusInternalServerError, "internal", "internal error")
@@ -74,7 +87,9 @@ func fiberError(fe *fiber.Error) *apiError {
 	return newError(fe.Code, "http_error", fe.Message)
 }
 
-// domainError maps the engine's and store's sentinel errors to what a client sees.
+// domainError maps the engine's and store's sentinel errors to what a client sees. A
+// write the disk refused is the store's, not the request's, fault: 507 when the disk is
+// full, 503 when the log cannot write, on every route alike.
 func domainError(err error) *apiError {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -91,6 +106,10 @@ func domainError(err error) *apiError {
 		return newError(fiber.StatusBadRequest, "unknown_region", err.Error())
 	case errors.Is(err, engine.ErrNotStarted):
 		return errNotStarted
+	case errors.Is(err, store.ErrInsufficientStorage):
+		return errDiskFull
+	case errors.Is(err, store.ErrLogUnavailable), errors.Is(err, store.ErrClosed):
+		return errStoreFailure
 	}
 	return nil
 }

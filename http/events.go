@@ -64,6 +64,10 @@ func (s *Server) events(c *fiber.Ctx) error {
 				if w.Flush() != nil {
 					return // the client went away
 				}
+			case <-s.closing:
+				// Shutting down: end the stream so Fiber's shutdown need not wait for
+				// a console that would keep it open forever (it reconnects).
+				return
 			case <-ping.C:
 				fmt.Fprint(w, ": ping\n\n")
 				if w.Flush() != nil {

@@ -16,9 +16,34 @@ type healthResponse struct {
 	Errors []string       `json:"errors,omitempty"`
 }
 
-// health reports the store and the engine; any failure turns the answer into a 503.
+// publicHealth is all an unauthenticated caller learns: up or not. Error texts carry
+// paths of the data directory and the engine's inner state, which are the operator's.
+type publicHealth struct {
+	Status string `json:"status"`
+}
+
+// health answers GET /health on the public listener: 200 {"status":"ok"} or 503
+// {"status":"unavailable"}, for load balancers and orchestrators.
 func (s *Server) health(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), 3*time.Second)
+	if res := s.check(c.UserContext()); res.Status != "ok" {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(publicHealth{Status: "unavailable"})
+	}
+	return c.JSON(publicHealth{Status: "ok"})
+}
+
+// detailedHealth reports the store and the engine with their errors; it is served
+// behind the admin bearer (GET /admin/health) and on the private --metrics-addr
+// listener (GET /health). Any failure turns the answer into a 503.
+func (s *Server) detailedHealth(c *fiber.Ctx) error {
+	res := s.check(c.UserContext())
+	if res.Status != "ok" {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(res)
+	}
+	return c.JSON(res)
+}
+
+func (s *Server) check(ctx context.Context) healthResponse {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	res := healthResponse{Status: "ok", Store: "ok"}
 	if err := s.deps.Store.Ping(ctx); err != nil {
@@ -32,8 +57,5 @@ func (s *Server) health(c *fiber.Ctx) error {
 	} else {
 		res.Engine = &h
 	}
-	if res.Status != "ok" {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(res)
-	}
-	return c.JSON(res)
+	return res
 }

@@ -2,9 +2,11 @@ package http
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/internal/connlimit"
 )
 
 // Updates is what the webhook needs from the engine.
@@ -48,6 +51,12 @@ type Config struct {
 	RateLimit  int
 	RateWindow time.Duration
 	Sending    bool
+	// MaxConns caps concurrent connections on the public listener (0: no cap); the
+	// excess gets a 503 too_many_connections and is closed.
+	MaxConns int
+	// PrivateOps moves /metrics and the detailed health off the public app onto the
+	// one ServeOps runs (--metrics-addr).
+	PrivateOps bool
 }
 
 // Deps are the parts the handlers call.
@@ -64,10 +73,16 @@ type Deps struct {
 
 // Server is hangar's HTTP front.
 type Server struct {
-	cfg  Config
-	deps Deps
-	app  *fiber.App
-	m    *httpMetrics
+	cfg   Config
+	deps  Deps
+	app   *fiber.App
+	ops   *fiber.App // /metrics and the detailed health, on their own listener
+	m     *httpMetrics
+	conns *connlimit.Metrics
+	// closing is closed when Shutdown starts: long-lived streams (/admin/events) end
+	// on it, since Fiber waits for every open request before it returns.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New builds the Fiber app with every route.
@@ -81,8 +96,19 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{cfg: cfg, deps: deps, m: newHTTPMetrics(cfg.Registry)}
-	s.app = fiber.New(fiber.Config{
+	s := &Server{cfg: cfg, deps: deps, m: newHTTPMetrics(cfg.Registry), conns: connlimit.NewMetrics(cfg.Registry, "http"),
+		closing: make(chan struct{})}
+	s.app = newApp(cfg)
+	s.app.Use(s.m.middleware)
+	s.routes()
+	s.ops = newApp(cfg)
+	s.ops.Get("/metrics", s.metricsHandler())
+	s.ops.Get("/health", s.detailedHealth)
+	return s
+}
+
+func newApp(cfg Config) *fiber.App {
+	app := fiber.New(fiber.Config{
 		AppName:               "hangar",
 		BodyLimit:             cfg.MaxBody,
 		DisableStartupMessage: true,
@@ -91,14 +117,19 @@ func New(cfg Config, deps Deps) *Server {
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
 	})
-	s.app.Use(s.m.middleware)
-	s.routes()
-	return s
+	app.Server().Handler = refuseUnknownMethods(app.Server().Handler)
+	return app
+}
+
+func (s *Server) metricsHandler() fiber.Handler {
+	return adaptor.HTTPHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
 }
 
 func (s *Server) routes() {
 	s.app.Get("/health", s.health)
-	s.app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
+	if !s.cfg.PrivateOps {
+		s.app.Get("/metrics", s.metricsHandler())
+	}
 	s.app.Post("/webhook", s.webhook)
 
 	if s.deps.Orders != nil {
@@ -109,6 +140,7 @@ func (s *Server) routes() {
 	}
 
 	admin := s.app.Group("/admin", requireBearer(s.cfg.AdminToken, errAdminUnset))
+	admin.Get("/health", s.detailedHealth)
 	admin.Delete("/ratelimit/:user", s.resetRateLimit)
 	if s.deps.Orders != nil {
 		admin.Get("/queue", s.queueStats)
@@ -138,11 +170,26 @@ func (s *Server) routes() {
 // App exposes the Fiber app for in-process tests (app.Test).
 func (s *Server) App() *fiber.App { return s.app }
 
-// Serve accepts connections on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+// Serve accepts connections on ln until Shutdown. Accept errors (out of descriptors)
+// are waited out rather than ending it, and connections over MaxConns are refused.
+func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(s.guard(ln)) }
 
-// Shutdown stops accepting and waits for in-flight requests up to ctx's deadline.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+// ServeOps serves /metrics and the detailed /health on ln (the private --metrics-addr
+// listener) until Shutdown.
+func (s *Server) ServeOps(ln net.Listener) error {
+	return s.ops.Listener(connlimit.Wrap(ln, connlimit.Config{Name: "ops", Logger: s.cfg.Logger}))
+}
+
+// Shutdown stops accepting, ends the event streams, and waits for the requests in
+// flight up to ctx's deadline; keep-alive connections close as their requests end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	errOps := s.ops.ShutdownWithContext(ctx)
+	return errors.Join(s.app.ShutdownWithContext(ctx), errOps)
+}
+
+// OpenConns is the number of open connections on the public listener.
+func (s *Server) OpenConns() int { return int(s.conns.Open()) }
 
 func pathInt64(c *fiber.Ctx, name string) (int64, error) {
 	v, err := strconv.ParseInt(c.Params(name), 10, 64)

@@ -211,9 +211,12 @@ func TestWebhookHonoursTelegram429(t *testing.T) {
 
 func TestHealthAndMetrics(t *testing.T) {
 	env := hangartest.Start(t, hangartest.Options{})
-	r := hangartest.Do(t, http.MethodGet, env.URL+"/health", nil)
+	if r := hangartest.Do(t, http.MethodGet, env.URL+"/health", nil); r.Status != 200 || string(r.Body) != `{"status":"ok"}` {
+		t.Fatalf("public health = %d %s, want 200 and the status alone", r.Status, r.Body)
+	}
+	r := env.Admin(t, http.MethodGet, "/admin/health", nil)
 	if r.Status != 200 || !bytes.Contains(r.Body, []byte(`"store":"ok"`)) || !bytes.Contains(r.Body, []byte(`"running":true`)) {
-		t.Fatalf("health = %d %s", r.Status, r.Body)
+		t.Fatalf("detailed health = %d %s", r.Status, r.Body)
 	}
 	m := hangartest.Do(t, http.MethodGet, env.URL+"/metrics", nil)
 	for _, name := range []string{"hangar_http_requests_total", "hangar_updates_accepted_total", "hangar_ratelimit_store_errors_total", "hangar_http_request_seconds_bucket"} {
@@ -268,7 +271,7 @@ func TestIdleUserActorStopsAndItsWindowSurvives(t *testing.T) {
 				UserActors int `json:"user_actors"`
 			} `json:"engine"`
 		}
-		hangartest.Do(t, http.MethodGet, env.URL+"/health", nil).JSON(t, &h)
+		env.Admin(t, http.MethodGet, "/admin/health", nil).JSON(t, &h)
 		return h.Engine.UserActors
 	}
 	if n := actors(); n != 1 {
