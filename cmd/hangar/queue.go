@@ -96,13 +96,18 @@ func (c queueConfig) engineConfig() engine.QueueConfig {
 	}
 }
 
-// providers builds the simulator (always on) and the real clouds whose tokens are set.
-func (c queueConfig) providers(log *slog.Logger) (map[string]engine.Provider, error) {
+// providers builds the simulator (always on, its servers kept in st) and the real
+// clouds whose tokens are set.
+func (c queueConfig) providers(log *slog.Logger, st cloud.SimStore) (map[string]engine.Provider, error) {
 	lo, hi, err := cloud.ParseLatency(c.SimLatency)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]engine.Provider{"sim": cloud.NewSim(cloud.SimConfig{LatencyMin: lo, LatencyMax: hi, FailRate: c.SimFailRate})}
+	sim, err := cloud.OpenSim(cloud.SimConfig{LatencyMin: lo, LatencyMax: hi, FailRate: c.SimFailRate}, st)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]engine.Provider{"sim": sim}
 	if c.LinodeToken != "" {
 		p, err := cloud.NewLinode(c.LinodeToken, c.LinodeAPI, nil)
 		if err != nil {

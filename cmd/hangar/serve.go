@@ -185,7 +185,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		log.Warn("no admin token: the admin API refuses every request until HANGAR_ADMIN_TOKEN is set")
 	}
 
-	providers, err := cfg.Queue.providers(log)
+	providers, err := cfg.Queue.providers(log, st)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hangarhq/hangar/store"
 )
 
 // SimInvalid is the plan or region the simulator refuses permanently, so that the
@@ -26,8 +28,16 @@ type SimConfig struct {
 	Rand *rand.Rand
 }
 
+// SimStore keeps the simulator's servers across restarts (store.Store implements it).
+type SimStore interface {
+	NextSimSeq() (uint64, error)
+	PutSimServer(v store.SimServer) error
+	DeleteSimServer(seq uint64) error
+	SimServers() ([]store.SimServer, error)
+}
+
 // Sim is the built-in provider used when no cloud account is configured. Instances
-// live in memory and are keyed by label, so Create is idempotent per label exactly as
+// are keyed by label (and kept in a SimStore when OpenSim gave one), so Create is idempotent per label exactly as
 // the queue expects of a real provider's FindByLabel-then-Create.
 //
 // A Create in flight costs only its caller's goroutine and one timer, so thousands can
@@ -43,6 +53,31 @@ type Sim struct {
 	byLabel map[string]Instance
 	labelOf map[string]string // id -> label
 	seq     uint64
+	st      SimStore // nil: memory only
+}
+
+// OpenSim returns a simulator whose servers live in st: names (sim-N) and addresses
+// are never reused, and a restart finds every server an earlier run created.
+func OpenSim(cfg SimConfig, st SimStore) (*Sim, error) {
+	s := NewSim(cfg)
+	all, err := st.SimServers()
+	if err != nil {
+		return nil, fmt.Errorf("sim: load servers: %w", err)
+	}
+	for _, v := range all {
+		in := Instance{ID: simID(v.Seq), Label: v.Label, IPv4: v.IPv4, Status: v.Status, Region: v.Region, Plan: v.Plan}
+		s.byLabel[in.Label] = in
+		s.labelOf[in.ID] = in.Label
+	}
+	s.st = st
+	return s, nil
+}
+
+func simID(seq uint64) string { return "sim-" + strconv.FormatUint(seq, 10) }
+
+func simSeq(id string) (uint64, bool) {
+	n, err := strconv.ParseUint(strings.TrimPrefix(id, "sim-"), 10, 64)
+	return n, err == nil && strings.HasPrefix(id, "sim-")
 }
 
 // NewSim returns a simulator; an inverted latency range is read as [max, min].
@@ -86,24 +121,65 @@ func (s *Sim) Create(ctx context.Context, req CreateRequest) (Instance, error) {
 		return Instance{}, &Error{Op: "create", Provider: s.Name(), Status: http.StatusServiceUnavailable, Retryable: true,
 			Err: errors.New("sim: provider returned 503 (simulated)")}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Another Create for the same label may have finished while this one waited.
-	if in, ok := s.byLabel[req.Label]; ok {
-		return in, nil
+	seq, err := s.nextSeq()
+	if err != nil {
+		return Instance{}, err
 	}
-	s.seq++
 	in := Instance{
-		ID:     "sim-" + strconv.FormatUint(s.seq, 10),
+		ID:     simID(seq),
 		Label:  req.Label,
-		IPv4:   simIP(s.seq),
+		IPv4:   simIP(seq),
 		Status: "running",
 		Region: req.Region,
 		Plan:   req.Plan,
 	}
+	s.mu.Lock()
+	// Another Create for the same label may have finished while this one waited.
+	if in, ok := s.byLabel[req.Label]; ok {
+		s.mu.Unlock()
+		return in, nil
+	}
 	s.byLabel[in.Label] = in
 	s.labelOf[in.ID] = in.Label
+	s.mu.Unlock()
+	if s.st != nil {
+		// The store's group commit takes many creates at once, so the lock is not held
+		// across the write; a failed write takes the server back.
+		err := s.st.PutSimServer(store.SimServer{Seq: seq, Label: in.Label, IPv4: in.IPv4, Status: in.Status,
+			Region: in.Region, Plan: in.Plan, CreatedAt: time.Now().UTC()})
+		if err != nil {
+			s.forget(in.ID)
+			return Instance{}, &Error{Op: "create", Provider: s.Name(), Status: http.StatusServiceUnavailable, Retryable: true,
+				Err: fmt.Errorf("sim: record server: %w", err)}
+		}
+	}
 	return in, nil
+}
+
+// nextSeq numbers a new server: from the store when there is one, so that a restart
+// never hands out a name or address twice.
+func (s *Sim) nextSeq() (uint64, error) {
+	if s.st != nil {
+		n, err := s.st.NextSimSeq()
+		if err != nil {
+			return 0, &Error{Op: "create", Provider: s.Name(), Status: http.StatusServiceUnavailable, Retryable: true,
+				Err: fmt.Errorf("sim: number a server: %w", err)}
+		}
+		return n, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return s.seq, nil
+}
+
+func (s *Sim) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if label, ok := s.labelOf[id]; ok {
+		delete(s.byLabel, label)
+		delete(s.labelOf, id)
+	}
 }
 
 // FindByLabel looks the label up.
@@ -134,12 +210,13 @@ func (s *Sim) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return s.interrupted("delete", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if label, ok := s.labelOf[id]; ok {
-		delete(s.byLabel, label)
-		delete(s.labelOf, id)
+	if seq, ok := simSeq(id); ok && s.st != nil {
+		if err := s.st.DeleteSimServer(seq); err != nil {
+			return &Error{Op: "delete", Provider: s.Name(), Status: http.StatusServiceUnavailable, Retryable: true,
+				Err: fmt.Errorf("sim: forget server: %w", err)}
+		}
 	}
+	s.forget(id)
 	return nil
 }
 
@@ -193,13 +270,18 @@ func wait(ctx context.Context, d time.Duration) error {
 }
 
 // simIP hands out documentation addresses (TEST-NET-3, then TEST-NET-2), which route
-// nowhere; past 508 instances they repeat.
+// nowhere, then the shared address space 100.64.0.0/10, which no public server has:
+// about four million servers before an address repeats.
 func simIP(n uint64) string {
-	i := (n - 1) % 508
-	if i < 254 {
+	i := n - 1
+	switch {
+	case i < 254:
 		return fmt.Sprintf("203.0.113.%d", i+1)
+	case i < 508:
+		return fmt.Sprintf("198.51.100.%d", i-254+1)
 	}
-	return fmt.Sprintf("198.51.100.%d", i-254+1)
+	i = (i - 508) % (1 << 22)
+	return fmt.Sprintf("100.%d.%d.%d", 64+i>>16, (i>>8)&0xff, i&0xff)
 }
 
 // ParseLatency reads --sim-latency: a range "15s-30s", one duration "20s", or "0".
