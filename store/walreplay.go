@@ -339,7 +339,7 @@ func Repair(dir string, out io.Writer) (RepairReport, error) {
 		if rep.Unreadable {
 			fmt.Fprintln(out, "Some bytes after the cut could not be read as commits at all; their number is unknown.")
 		}
-		fmt.Fprintln(out, "Balances are recomputed from nothing: check /admin/users for users whose balance and ledger disagree.")
+		fmt.Fprintln(out, "What those commits did (deposits, orders, views, messages) is not in the store now; compare with the provider's and Telegram's records before starting.")
 	}
 	return rep, nil
 }
@@ -363,7 +363,8 @@ func countAfter(b []byte, from int, seg uint64, applied logPos) (lost, held int,
 			break
 		}
 		if err != nil {
-			if b[off] != 0 {
+			// Bytes Badger already holds are not lost, readable or not.
+			if !allZero(b[off:min(off+8, len(b))]) && applied.before(logPos{seg, uint64(off + 1)}) {
 				unreadable = true
 			}
 			off += 8

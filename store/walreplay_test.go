@@ -1,0 +1,279 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+const logChildEnv = "HANGAR_STORE_LOG_CHILD"
+
+func init() {
+	if v := os.Getenv(logChildEnv); v != "" {
+		dir, mode, _ := strings.Cut(v, ",")
+		logChild(dir, mode)
+		os.Exit(0)
+	}
+}
+
+const logChildKeys = 400
+
+// logChild writes logChildKeys keys from four writers into small segments, then prints
+// "ready" and waits to be killed. Mode "refuse" has Badger refuse every apply, so every
+// segment stays on disk; mode "apply" lets the applier catch up first, so that Badger
+// records how far it holds the log.
+func logChild(dir, mode string) {
+	walSegmentLimit, walPrepareAfter = 16<<10, 1<<30
+	opts := Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if mode == "refuse" {
+		opts.applyFault = func() error { return errors.New("refused (injected)") }
+	}
+	s, err := Open(opts)
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < logChildKeys; i += 4 {
+				if err := setKey(s, logChildKey(i), logChildValue(i)); err != nil {
+					fmt.Println("commit:", err)
+					os.Exit(2)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if mode == "apply" {
+		time.Sleep(2500 * time.Millisecond)
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+func logChildKey(i int) string   { return fmt.Sprintf("k:%04d", i) }
+func logChildValue(i int) string { return fmt.Sprintf("%d-%0200d", i, i) }
+
+// crashedLog runs logChild in mode and kills it, returning the data directory.
+func crashedLog(t *testing.T, mode string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), logChildEnv+"="+dir+","+mode)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	return dir
+}
+
+// copyDir copies a crashed data directory so each case damages its own.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "data")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// allKeysThere reports how many of the child's keys a store holds.
+func allKeysThere(t *testing.T, s *Store) int {
+	t.Helper()
+	n := 0
+	for i := range logChildKeys {
+		if v, err := getKey(s, logChildKey(i)); err == nil && v == logChildValue(i) {
+			n++
+		} else if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+func segmentsOf(t *testing.T, dir string) []string {
+	t.Helper()
+	segs, err := walSegments(dirWAL(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, n := range segs {
+		paths = append(paths, segmentPath(dirWAL(dir), n))
+	}
+	return paths
+}
+
+// Damage anywhere in the log either leaves every acknowledged write there, or stops
+// the start with an error naming the file; never a clean start with a hole. Repair
+// then cuts the log at the damage, keeps a copy, and says what was lost.
+func TestDamagedLogStopsTheStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real processes")
+	}
+	refused := crashedLog(t, "refuse") // every segment still on disk, Badger empty
+	applied := crashedLog(t, "apply")  // Badger holds the log up to near its end
+	if n := len(segmentsOf(t, refused)); n < 4 {
+		t.Fatalf("the child left %d segments, want several", n)
+	}
+	flip := func(path string, at float64) {
+		b, _ := os.ReadFile(path)
+		i := segHeaderLen + int(float64(len(b)-segHeaderLen)*at)
+		b[i] ^= 0x5a
+		os.WriteFile(path, b, 0o600)
+	}
+	zeroHeader := func(path string) {
+		b, _ := os.ReadFile(path)
+		copy(b, make([]byte, segHeaderLen))
+		os.WriteFile(path, b, 0o600)
+	}
+	truncate := func(path string, at float64) {
+		b, _ := os.ReadFile(path)
+		os.Truncate(path, int64(segHeaderLen+int(float64(len(b)-segHeaderLen)*at)))
+	}
+	// cutAtFrame cuts a segment right after one of its whole frames, which its own
+	// contents cannot tell from an end.
+	cutAtFrame := func(path string) {
+		b, _ := os.ReadFile(path)
+		off := segHeaderLen
+		_, next, err := readFrame(b, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Truncate(path, int64(next))
+	}
+	middle := func(segs []string) string { return segs[len(segs)/2] }
+	last := func(segs []string) string { return segs[len(segs)-1] }
+	cases := []struct {
+		name   string
+		source string
+		damage func(segs []string)
+	}{
+		{"byte flipped a third into the last segment", refused, func(s []string) { flip(last(s), 1.0/3) }},
+		{"last segment's header zeroed", refused, func(s []string) { zeroHeader(last(s)) }},
+		{"last segment truncated below what Badger holds", applied, func(s []string) { truncate(last(s), 1.0/3) }},
+		{"byte flipped in a middle segment", refused, func(s []string) { flip(middle(s), 0.5) }},
+		{"middle segment's header zeroed", refused, func(s []string) { zeroHeader(middle(s)) }},
+		{"middle segment cut at a frame boundary", refused, func(s []string) { cutAtFrame(middle(s)) }},
+		{"middle segment deleted", refused, func(s []string) { os.Remove(middle(s)) }},
+		{"oldest segment deleted", applied, func(s []string) { os.Remove(s[0]) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyDir(t, tc.source)
+			segs := segmentsOf(t, dir)
+			tc.damage(segs)
+			s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err == nil {
+				n := allKeysThere(t, s)
+				s.Close()
+				if n != logChildKeys {
+					t.Fatalf("started cleanly with %d of %d acknowledged keys", n, logChildKeys)
+				}
+				return // the damage hit only what Badger already held: nothing lost
+			}
+			var damage *LogDamageError
+			if !errors.As(err, &damage) {
+				t.Fatalf("start refused with %v, want a LogDamageError", err)
+			}
+			if !strings.Contains(err.Error(), filepath.Base(damage.Path)) || !strings.Contains(err.Error(), "hangar repair") {
+				t.Fatalf("the error does not name the file and the way out: %v", err)
+			}
+			var out bytes.Buffer
+			rep, err := Repair(dir, &out)
+			if err != nil {
+				t.Fatalf("repair: %v", err)
+			}
+			if rep.Damage == nil || rep.KeptAt == "" {
+				t.Fatalf("repair found nothing: %+v\n%s", rep, out.String())
+			}
+			if kept, _ := os.ReadDir(rep.KeptAt); len(kept) == 0 {
+				t.Fatalf("repair kept no copy in %s", rep.KeptAt)
+			}
+			s, err = Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatalf("start after repair: %v\nrepair said:\n%s", err, out.String())
+			}
+			n := allKeysThere(t, s)
+			s.Close()
+			if lost := logChildKeys - n; lost > 0 && !strings.Contains(out.String(), "LOST") {
+				t.Fatalf("%d keys missing after repair, which said:\n%s", lost, out.String())
+			}
+			t.Logf("repair: %s", strings.ReplaceAll(strings.TrimSpace(out.String()), "\n", " | "))
+		})
+	}
+}
+
+// An undamaged crashed log replays whole, and Repair finds nothing to do.
+func TestCrashedLogReplaysWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real processes")
+	}
+	for _, mode := range []string{"refuse", "apply"} {
+		dir := crashedLog(t, mode)
+		var out bytes.Buffer
+		if rep, err := Repair(dir, &out); err != nil || rep.Damage != nil {
+			t.Fatalf("%s: repair of a sound log: %+v, %v\n%s", mode, rep, err, out.String())
+		}
+		s := quietOpen(t, dir)
+		if n := allKeysThere(t, s); n != logChildKeys {
+			t.Fatalf("%s: %d of %d keys after replay", mode, n, logChildKeys)
+		}
+		s.Close()
+	}
+}
+
+// FuzzReadFrame feeds arbitrary bytes to the log's decoders: they must never panic,
+// and a frame they accept must re-encode to the same bytes.
+func FuzzReadFrame(f *testing.F) {
+	f.Add(buildSegment(1, 0, [][2]string{{"a", "1"}, {"b", "22"}}))
+	f.Add(buildSegment(2, 64, nil))
+	f.Add([]byte("HGRWAL02"))
+	f.Add(make([]byte, 48))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := decodeSegHeader(b); err != nil {
+			return
+		}
+		for off := segHeaderLen; ; {
+			payload, next, err := readFrame(b, off)
+			if err != nil {
+				return
+			}
+			var entries [][]*walEntry
+			if _, err := frameRecords(payload, func(e []*walEntry) error { entries = append(entries, e); return nil }); err != nil {
+				return
+			}
+			var again []byte
+			for _, e := range entries {
+				again = appendLogRecord(again, e)
+			}
+			if !bytes.Equal(again, payload) {
+				t.Fatalf("frame at %d does not re-encode to itself", off)
+			}
+			off = next
+		}
+	})
+}
