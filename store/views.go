@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"weak"
 
 	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/hangarhq/hangar/internal/usertext"
 )
 
 // Blog view counting (seed 004). Every hit is one commit that touches a handful of
@@ -22,54 +25,71 @@ import (
 const (
 	// ViewDedupWindow is how long a repeat view of a slug from the same IP is not counted.
 	ViewDedupWindow = 30 * time.Minute
-	// MaxSlugLen bounds a slug in bytes.
-	MaxSlugLen = 128
+	// MaxSlugLen bounds a slug in bytes, after NFC normalisation.
+	MaxSlugLen = usertext.MaxSlugBytes
 	// MaxSlugs bounds the number of distinct slugs with a total, so that anyone posting
 	// made-up slugs cannot grow the keyspace without limit.
 	MaxSlugs = 100_000
+	// NewSlugsPerClient is how many slugs one client (an IPv4 address or an IPv6 /64)
+	// may bring into existence per UTC day by being their first counted reader. A
+	// reader is the first one of a new post only now and then; without it one address
+	// filled MaxSlugs in 30 s and every later post was refused for good.
+	NewSlugsPerClient = 20
+	// NewSlugsPerClientInReserve replaces NewSlugsPerClient once fewer than a
+	// twentieth of MaxSlugs are left, so that what remains goes to many readers, one
+	// new slug each a day, rather than to the first few addresses that find it.
+	NewSlugsPerClientInReserve = 1
 	// DailyRetention is how long per-day totals (views, unique visitors) are kept.
 	DailyRetention = 400 * 24 * time.Hour
 	// saltTTL keeps yesterday's salt while today's dedup windows may still refer to it,
 	// then lets it go so that old hashes can no longer be linked to an IP.
 	saltTTL = 48 * time.Hour
+	// slugBudgetTTL outlives the UTC day its daily-salted hash belongs to.
+	slugBudgetTTL = 25 * time.Hour
 
 	metaViewsSeeded = prefixMeta + "views_seeded"
 	metaSlugCount   = prefixMeta + "slug_count"
 	dayLayout       = "2006-01-02"
 )
 
+// The reader record keeps a slug's length in one byte.
+var _ [255 - MaxSlugLen]struct{}
+
+// maxSlugs is MaxSlugs; a variable so that this package's tests can reach the cap
+// without writing a hundred thousand slugs.
+var maxSlugs uint64 = MaxSlugs
+
 var (
 	// ErrInvalidSlug is returned for a slug that fails ValidateSlug.
-	ErrInvalidSlug = errors.New("store: invalid slug")
+	ErrInvalidSlug = usertext.ErrInvalidSlug
 	// ErrSlugLimit is returned when a view would create slug number MaxSlugs+1.
 	ErrSlugLimit = errors.New("store: too many distinct slugs")
+	// ErrNewSlugLimit is returned (inside a *NewSlugLimitError) when a client has
+	// brought its day's share of new slugs into existence.
+	ErrNewSlugLimit = errors.New("store: this client created its share of new slugs today")
 )
 
-// ValidateSlug accepts 1 to MaxSlugLen bytes of a-z 0-9 - _ . and /, with no empty,
-// "." or ".." path segment and no "..": slugs become keys and URL paths, so anything
-// that could traverse, hide (control characters) or alias (case, encoding) is refused.
+// NewSlugLimitError says when the client's budget of new slugs renews.
+type NewSlugLimitError struct {
+	RetryAfter time.Duration // until the next UTC midnight, when the salt changes
+	Budget     uint64        // the budget that was used up
+}
+
+func (e *NewSlugLimitError) Error() string { return ErrNewSlugLimit.Error() }
+func (e *NewSlugLimitError) Unwrap() error { return ErrNewSlugLimit }
+
+// ValidateSlug accepts a slug that usertext.Slug accepts and leaves unchanged: any
+// non-empty NFC UTF-8 up to MaxSlugLen bytes without control or invisible characters,
+// backslashes or empty, "." or ".." path segments. The store wants the canonical form
+// because a slug is a key: two spellings of one word would be two totals. Callers
+// normalise outside input with usertext.Slug first.
 func ValidateSlug(slug string) error {
-	if slug == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidSlug)
+	canon, err := usertext.Slug(slug)
+	if err != nil {
+		return err
 	}
-	if len(slug) > MaxSlugLen {
-		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidSlug, MaxSlugLen)
-	}
-	for i := 0; i < len(slug); i++ {
-		c := slug[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '/':
-		default:
-			return fmt.Errorf("%w: only a-z 0-9 - _ . / are allowed", ErrInvalidSlug)
-		}
-	}
-	if strings.Contains(slug, "..") {
-		return fmt.Errorf("%w: \"..\" is not allowed", ErrInvalidSlug)
-	}
-	for _, seg := range strings.Split(slug, "/") {
-		if seg == "" || seg == "." {
-			return fmt.Errorf("%w: empty or \".\" path segment", ErrInvalidSlug)
-		}
+	if canon != slug {
+		return fmt.Errorf("%w: the slug is not in Unicode NFC form", ErrInvalidSlug)
 	}
 	return nil
 }
@@ -136,7 +156,8 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 		}
 		if !seen {
 			if !slugKnown {
-				if err := claimSlug(txn); err != nil {
+				budget := slugBudgetKey(ipHash(salt, clientNet(h.IP)))
+				if err := claimSlug(txn, budget, now); err != nil {
 					return err
 				}
 			}
@@ -271,16 +292,53 @@ func getReader(txn *tx, key []byte) (r reader, known bool, err error) {
 	return r, true, err
 }
 
-func claimSlug(txn *tx) error {
+// claimSlug takes a place under maxSlugs for a new slug and, when budget names a
+// client's budget record, one of that client's new slugs of the day. The budget is
+// checked first and only spent with the place, so a refused view spends nothing.
+func claimSlug(txn *tx, budget []byte, now time.Time) error {
 	n, _, err := getU64(txn, []byte(metaSlugCount))
 	if err != nil {
 		return err
 	}
-	if n >= MaxSlugs {
+	if n >= maxSlugs {
 		return ErrSlugLimit
+	}
+	if budget != nil {
+		allowed := uint64(NewSlugsPerClient)
+		if n >= maxSlugs-maxSlugs/20 {
+			allowed = NewSlugsPerClientInReserve
+		}
+		used, _, err := getU64(txn, budget)
+		if err != nil {
+			return err
+		}
+		if used >= allowed {
+			midnight := now.Truncate(24 * time.Hour).Add(24 * time.Hour)
+			return &NewSlugLimitError{RetryAfter: midnight.Sub(now), Budget: allowed}
+		}
+		if err := putU64(txn, budget, used+1, slugBudgetTTL); err != nil {
+			return err
+		}
 	}
 	return putU64(txn, []byte(metaSlugCount), n+1, 0)
 }
+
+// clientNet is what one client's new-slug budget is keyed by: the IPv4 address, or
+// the IPv6 /64, since one subscriber is routinely handed a whole /64 and could
+// otherwise take a fresh address for every slug.
+func clientNet(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is6() || a.Is4In6() {
+		return ip
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
+}
+
+func slugBudgetKey(hash []byte) []byte { return append([]byte(prefixSlugBudget), hash...) }
 
 // saltCaches holds each open store's salt of the day, so that the per-view transaction
 // does not read it. Keyed weakly: a closed, unreachable store's entry goes with it.
@@ -392,7 +450,7 @@ func (s *Store) SeedViews(counts map[string]uint64) (applied bool, err error) {
 				return err
 			}
 			if !known {
-				if err := claimSlug(txn); err != nil {
+				if err := claimSlug(txn, nil, time.Time{}); err != nil {
 					return err
 				}
 			}
@@ -404,6 +462,88 @@ func (s *Store) SeedViews(counts map[string]uint64) (applied bool, err error) {
 		return txn.Set([]byte(metaViewsSeeded), []byte(s.now().UTC().Format(time.RFC3339)))
 	})
 	return applied, err
+}
+
+// SlugCount is how many distinct slugs hold a total, out of MaxSlugs.
+func (s *Store) SlugCount() (uint64, error) {
+	var n uint64
+	err := s.view(func(txn *tx) error {
+		var err error
+		n, _, err = getU64(txn, []byte(metaSlugCount))
+		return err
+	})
+	return n, err
+}
+
+// Slugs lists up to limit slugs that start with prefix and sort after after (""
+// from the first), in byte order, with their totals: the operator's way to find junk
+// slugs. Paging by the last slug seen keeps each page one seek and limit reads.
+func (s *Store) Slugs(prefix, after string, limit int) ([]SlugViews, error) {
+	out := []SlugViews{}
+	if limit <= 0 {
+		return out, nil
+	}
+	full := []byte(prefixViews + prefix)
+	err := s.view(func(txn *tx) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = full
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		seek := full
+		if after != "" {
+			// The first key past after: after itself followed by the least byte.
+			seek = append([]byte(prefixViews+after), 0)
+		}
+		for it.Seek(seek); it.ValidForPrefix(full) && len(out) < limit; it.Next() {
+			item := it.Item()
+			slug := string(item.KeyCopy(nil)[len(prefixViews):])
+			if slug <= after {
+				continue
+			}
+			err := item.Value(func(v []byte) error {
+				if len(v) == 8 {
+					out = append(out, SlugViews{Slug: slug, Views: binary.BigEndian.Uint64(v)})
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteSlug removes slug's total and frees its place under MaxSlugs, returning the
+// total it had; ErrNotFound when the slug holds none. Views per day are the whole
+// blog's, not the slug's, so they stay as they were; so do the slug's comments, which
+// an operator deletes one by one, and the capped visitor log, which forgets on its own.
+func (s *Store) DeleteSlug(slug string) (uint64, error) {
+	if err := ValidateSlug(slug); err != nil {
+		return 0, err
+	}
+	var total uint64
+	err := s.update(func(txn *tx) error {
+		var known bool
+		var err error
+		total, known, err = getU64(txn, viewsKey(slug))
+		if err != nil {
+			return err
+		}
+		if !known {
+			return ErrNotFound
+		}
+		if err := txn.Delete(viewsKey(slug)); err != nil {
+			return err
+		}
+		n, _, err := getU64(txn, []byte(metaSlugCount))
+		if err != nil || n == 0 {
+			return err
+		}
+		return putU64(txn, []byte(metaSlugCount), n-1, 0)
+	})
+	return total, err
 }
 
 // SlugViews is one slug's total.
