@@ -1,10 +1,12 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
 
+	"github.com/hangarhq/hangar/internal/usertext"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -43,6 +46,9 @@ type BlogAdmin interface {
 	AdminComments(limit int, before uint64) ([]store.Comment, error)
 	AdminDeleteComment(id uint64) error
 	Inquiries(limit int, before uint64) ([]store.Inquiry, error)
+	Slugs(prefix, after string, limit int) ([]store.SlugViews, error)
+	SlugCount() (uint64, error)
+	DeleteSlug(slug string) (uint64, error)
 }
 
 // Blog is everything the blog API needs (seed 004).
@@ -122,6 +128,8 @@ func (s *Server) blogRoutes() {
 	admin.Get("/comments", s.adminComments)
 	admin.Delete("/comments/:id", s.adminDeleteComment)
 	admin.Get("/inquiries", s.adminInquiries)
+	admin.Get("/slugs", s.adminSlugs)
+	admin.Delete("/slugs/*", s.adminDeleteSlug)
 }
 
 // clientIP is the socket peer, or the trusted proxy header's address when configured
@@ -183,26 +191,44 @@ func headerCoord(v string, limit float64) float64 {
 	return f
 }
 
-// validSlug checks a slug from a path or query before anything touches the store.
-func validSlug(slug string) error {
-	if err := store.ValidateSlug(slug); err != nil {
-		return badRequest("invalid_slug", strings.TrimPrefix(err.Error(), "store: "))
+// pathSlug is the slug in a request path, as the blog links it: percent-encoded
+// (Fiber hands path parameters over raw), decoded once, then checked and brought to
+// NFC by usertext.Slug, the one definition every route and the --seed-views import
+// share. The result is a copy: Fiber reuses the request's memory.
+func pathSlug(raw string) (string, error) {
+	dec, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", badRequest("invalid_slug", "the slug is not correctly percent-encoded")
 	}
-	return nil
+	return querySlug(dec)
+}
+
+// querySlug is pathSlug for a slug that is decoded already (a query parameter).
+func querySlug(v string) (string, error) {
+	slug, err := usertext.Slug(v)
+	if err != nil {
+		return "", badRequest("invalid_slug", err.Error())
+	}
+	return strings.Clone(slug), nil
 }
 
 // blogError maps a store error to what a client sees; anything unexpected is logged
 // and answered 503 so that the blog retries rather than shows a wrong number.
 func (s *Server) blogError(c *fiber.Ctx, err error) error {
+	var budget *store.NewSlugLimitError
 	switch {
 	case errors.Is(err, store.ErrInvalidSlug):
-		return badRequest("invalid_slug", strings.TrimPrefix(err.Error(), "store: "))
+		return badRequest("invalid_slug", err.Error())
 	case errors.Is(err, store.ErrNotFound):
 		return newError(fiber.StatusNotFound, "not_found", "no such comment")
 	case errors.Is(err, store.ErrWrongPassword):
 		return newError(fiber.StatusForbidden, "wrong_password", "the password does not match this comment")
+	case errors.As(err, &budget):
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(budget.RetryAfter.Seconds()))))
+		return newError(fiber.StatusTooManyRequests, "new_slug_limit",
+			"this address has brought "+strconv.FormatUint(budget.Budget, 10)+" new slugs into existence today, its share; views of existing posts still count, and new ones again after midnight UTC")
 	case errors.Is(err, store.ErrSlugLimit):
-		return newError(fiber.StatusInsufficientStorage, "slug_limit", "too many distinct slugs are stored; new slugs are refused")
+		return newError(fiber.StatusInsufficientStorage, "slug_limit", "too many distinct slugs are stored; new slugs are refused until an operator deletes some (DELETE /api/admin/slugs/{slug})")
 	case errors.Is(err, store.ErrCommentLimit):
 		return newError(fiber.StatusInsufficientStorage, "comment_limit", "the comment store is full; new comments are refused until some are deleted")
 	}
@@ -224,10 +250,9 @@ func (s *Server) allowWrite(c *fiber.Ctx, ip string) error {
 	return nil
 }
 
-// decodeBody reads a JSON object body.
-func decodeBody(c *fiber.Ctx, v any) error {
-	body := c.Body()
-	if len(strings.TrimSpace(string(body))) == 0 {
+// decodeBlogJSON reads a JSON object body.
+func decodeBlogJSON(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("empty_body", "the request body must be a JSON object")
 	}
 	if err := json.Unmarshal(body, v); err != nil {
@@ -236,23 +261,41 @@ func decodeBody(c *fiber.Ctx, v any) error {
 	return nil
 }
 
-// textField checks a submitted text's length in characters and refuses control
-// characters (newlines and tabs only where multiline is set).
-func textField(field, v string, minRunes, maxRunes int, multiline bool) error {
-	n := utf8.RuneCountInString(v)
+// lineField brings a one-line field (a name, an e-mail address) to NFC without
+// surrounding space, and checks its length in characters; control, bidi and invisible
+// characters are refused (usertext.Line says which and why).
+func lineField(field, v string, minRunes, maxRunes int) (string, error) {
+	v, err := usertext.Line(v)
+	if err != nil {
+		return "", textError(field, err)
+	}
+	return v, lengthCheck(field, v, minRunes, maxRunes)
+}
+
+// contentField brings multi-line text to NFC with bidi and invisible characters
+// removed (usertext.Content), then checks its length: text that was nothing but
+// such characters is empty, and refused as such.
+func contentField(field, v string, minRunes, maxRunes int) (string, error) {
+	v, err := usertext.Content(v)
+	if err != nil {
+		return "", textError(field, err)
+	}
+	return v, lengthCheck(field, v, minRunes, maxRunes)
+}
+
+func textError(field string, err error) error {
+	if errors.Is(err, usertext.ErrNotUTF8) {
+		return badRequest("invalid_"+field, field+" is not valid UTF-8")
+	}
+	return badRequest("invalid_"+field, field+" "+err.Error())
+}
+
+func lengthCheck(field, v string, minRunes, maxRunes int) error {
 	if strings.TrimSpace(v) == "" && minRunes > 0 {
 		return badRequest("invalid_"+field, field+" is required")
 	}
-	if n < minRunes || n > maxRunes {
+	if n := utf8.RuneCountInString(v); n < minRunes || n > maxRunes {
 		return badRequest("invalid_"+field, field+" must be "+strconv.Itoa(minRunes)+" to "+strconv.Itoa(maxRunes)+" characters")
-	}
-	for _, r := range v {
-		if multiline && (r == '\n' || r == '\r' || r == '\t') {
-			continue
-		}
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return badRequest("invalid_"+field, field+" contains control characters")
-		}
 	}
 	return nil
 }

@@ -1,11 +1,13 @@
 package http
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/internal/usertext"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -85,4 +87,73 @@ func (s *Server) adminInquiries(c *fiber.Ctx) error {
 		return s.blogError(c, err)
 	}
 	return c.JSON(adminInquiriesResponse{Inquiries: list})
+}
+
+// Paging of GET /api/admin/slugs.
+const (
+	slugsPageDefault = 100
+	slugsPageMax     = 1000
+)
+
+type adminSlugsResponse struct {
+	Slugs []store.SlugViews `json:"slugs"`
+	// Count is how many slugs hold a total, of MaxSlugs.
+	Count    uint64 `json:"count"`
+	MaxSlugs uint64 `json:"max_slugs"`
+	// Next is the after= of the following page; empty on the last one.
+	Next string `json:"next,omitempty"`
+}
+
+// adminSlugs lists slugs with their totals in byte order
+// (GET /api/admin/slugs?prefix=&after=&limit=), so that an operator can find a flood
+// of made-up ones and delete them.
+func (s *Server) adminSlugs(c *fiber.Ctx) error {
+	limit := slugsPageDefault
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > slugsPageMax {
+			return badRequest("bad_limit", "limit must be a whole number from 1 to "+strconv.Itoa(slugsPageMax))
+		}
+		limit = n
+	}
+	// A prefix or cursor is any text a slug may start with, so only its length and
+	// encoding are checked; it is brought to NFC to match the stored slugs.
+	var prefixAndAfter [2]string
+	for i, name := range []string{"prefix", "after"} {
+		v, err := usertext.Line(c.Query(name))
+		if err != nil || len(v) > store.MaxSlugLen {
+			return badRequest("bad_"+name, name+" must be at most "+strconv.Itoa(store.MaxSlugLen)+" bytes of text without control characters")
+		}
+		prefixAndAfter[i] = v
+	}
+	list, err := s.deps.Blog.Slugs(prefixAndAfter[0], prefixAndAfter[1], limit)
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	count, err := s.deps.Blog.SlugCount()
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	out := adminSlugsResponse{Slugs: list, Count: count, MaxSlugs: store.MaxSlugs}
+	if len(list) == limit {
+		out.Next = list[len(list)-1].Slug
+	}
+	return c.JSON(out)
+}
+
+// adminDeleteSlug deletes a slug's total and frees its place under the cap
+// (DELETE /api/admin/slugs/:slug); 404 when the slug holds no total.
+func (s *Server) adminDeleteSlug(c *fiber.Ctx) error {
+	slug, err := pathSlug(c.Params("*"))
+	if err != nil {
+		return err
+	}
+	views, err := s.deps.Blog.DeleteSlug(slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return newError(fiber.StatusNotFound, "not_found", "no such slug: it holds no view total")
+	}
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	return c.JSON(fiber.Map{"slug": slug, "views": views, "deleted": true})
 }

@@ -53,8 +53,8 @@ type deleteCommentRequest struct {
 
 // listComments answers a slug's comments, oldest first (GET /api/comments/:slug).
 func (s *Server) listComments(c *fiber.Ctx) error {
-	slug := c.Params("*")
-	if err := validSlug(slug); err != nil {
+	slug, err := pathSlug(c.Params("*"))
+	if err != nil {
 		return err
 	}
 	list, err := s.deps.Blog.Comments(slug, commentsPerPage)
@@ -70,22 +70,12 @@ func (s *Server) listComments(c *fiber.Ctx) error {
 
 // addComment stores a comment (POST /api/comments/:slug) and answers 201 with it.
 func (s *Server) addComment(c *fiber.Ctx) error {
-	slug := c.Params("*")
-	if err := validSlug(slug); err != nil {
+	slug, err := pathSlug(c.Params("*"))
+	if err != nil {
 		return err
 	}
-	var req newCommentRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
-	}
-	req.Name = strings.TrimSpace(req.Name)
-	if err := textField("name", req.Name, commentNameMin, commentNameMax, false); err != nil {
-		return err
-	}
-	if err := textField("content", req.Content, commentContentMin, commentContentMax, true); err != nil {
-		return err
-	}
-	if err := passwordField(req.Password); err != nil {
+	req, err := decodeNewComment(c.Body())
+	if err != nil {
 		return err
 	}
 	ip := s.clientIP(c)
@@ -99,20 +89,32 @@ func (s *Server) addComment(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(toPublic(cm))
 }
 
+// decodeNewComment reads and checks a new comment's body; what it returns is what is
+// stored: the name and content in NFC, the content without bidi or invisible
+// characters.
+func decodeNewComment(body []byte) (newCommentRequest, error) {
+	var req newCommentRequest
+	if err := decodeBlogJSON(body, &req); err != nil {
+		return req, err
+	}
+	var err error
+	if req.Name, err = lineField("name", req.Name, commentNameMin, commentNameMax); err != nil {
+		return req, err
+	}
+	if req.Content, err = contentField("content", req.Content, commentContentMin, commentContentMax); err != nil {
+		return req, err
+	}
+	return req, passwordField(req.Password)
+}
+
 // editComment replaces a comment's content given its password (PUT /api/comments/:slug/:id).
 func (s *Server) editComment(c *fiber.Ctx) error {
 	slug, id, err := commentPath(c)
 	if err != nil {
 		return err
 	}
-	var req editCommentRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
-	}
-	if err := textField("content", req.Content, commentContentMin, commentContentMax, true); err != nil {
-		return err
-	}
-	if err := passwordField(req.Password); err != nil {
+	req, err := decodeEditComment(c.Body())
+	if err != nil {
 		return err
 	}
 	if err := s.allowWrite(c, s.clientIP(c)); err != nil {
@@ -125,17 +127,26 @@ func (s *Server) editComment(c *fiber.Ctx) error {
 	return c.JSON(toPublic(cm))
 }
 
+func decodeEditComment(body []byte) (editCommentRequest, error) {
+	var req editCommentRequest
+	if err := decodeBlogJSON(body, &req); err != nil {
+		return req, err
+	}
+	var err error
+	if req.Content, err = contentField("content", req.Content, commentContentMin, commentContentMax); err != nil {
+		return req, err
+	}
+	return req, passwordField(req.Password)
+}
+
 // deleteComment deletes a comment given its password (DELETE /api/comments/:slug/:id).
 func (s *Server) deleteComment(c *fiber.Ctx) error {
 	slug, id, err := commentPath(c)
 	if err != nil {
 		return err
 	}
-	var req deleteCommentRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
-	}
-	if err := passwordField(req.Password); err != nil {
+	req, err := decodeDeleteComment(c.Body())
+	if err != nil {
 		return err
 	}
 	if err := s.allowWrite(c, s.clientIP(c)); err != nil {
@@ -147,15 +158,25 @@ func (s *Server) deleteComment(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"id": id, "deleted": true})
 }
 
-// commentPath splits "/api/comments/{slug}/{id}": the id is the last segment.
+func decodeDeleteComment(body []byte) (deleteCommentRequest, error) {
+	var req deleteCommentRequest
+	if err := decodeBlogJSON(body, &req); err != nil {
+		return req, err
+	}
+	return req, passwordField(req.Password)
+}
+
+// commentPath splits "/api/comments/{slug}/{id}" as sent, before decoding, so that an
+// encoded "/" (%2F) in the slug cannot move the split: the id is the last segment.
 func commentPath(c *fiber.Ctx) (string, uint64, error) {
 	rest := c.Params("*")
 	i := strings.LastIndexByte(rest, '/')
 	if i < 0 {
 		return "", 0, badRequest("bad_path", "use /api/comments/{slug}/{id}")
 	}
-	slug, rawID := rest[:i], rest[i+1:]
-	if err := validSlug(slug); err != nil {
+	rawSlug, rawID := rest[:i], rest[i+1:]
+	slug, err := pathSlug(rawSlug)
+	if err != nil {
 		return "", 0, err
 	}
 	id, err := strconv.ParseUint(rawID, 10, 64)

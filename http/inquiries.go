@@ -2,7 +2,6 @@ package http
 
 import (
 	"net/mail"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -30,23 +29,8 @@ type inquiryResponse struct {
 
 // addInquiry stores a contact-form message (POST /api/inquiries), answering 201.
 func (s *Server) addInquiry(c *fiber.Ctx) error {
-	var req inquiryRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
-	}
-	req.Name, req.Email = strings.TrimSpace(req.Name), strings.TrimSpace(req.Email)
-	if err := textField("name", req.Name, 1, inquiryNameMax, false); err != nil {
-		return err
-	}
-	if err := textField("email", req.Email, 3, inquiryEmailMax, false); err != nil {
-		return err
-	}
-	// A bare address only: a display name or comment would let a form fill smuggle
-	// another recipient into a reply.
-	if a, err := mail.ParseAddress(req.Email); err != nil || a.Address != req.Email {
-		return badRequest("invalid_email", "email must be a plain address such as name@example.com")
-	}
-	if err := textField("message", req.Message, 1, inquiryMessageMax, true); err != nil {
+	req, err := decodeInquiry(c.Body())
+	if err != nil {
 		return err
 	}
 	ip := s.clientIP(c)
@@ -58,4 +42,29 @@ func (s *Server) addInquiry(c *fiber.Ctx) error {
 		return s.blogError(c, err)
 	}
 	return c.Status(fiber.StatusCreated).JSON(inquiryResponse{ID: q.ID, CreatedAt: q.CreatedAt})
+}
+
+// decodeInquiry reads and checks an inquiry's body; name and e-mail refuse control,
+// bidi and invisible characters, the message loses the bidi and invisible ones.
+func decodeInquiry(body []byte) (inquiryRequest, error) {
+	var req inquiryRequest
+	if err := decodeBlogJSON(body, &req); err != nil {
+		return req, err
+	}
+	var err error
+	if req.Name, err = lineField("name", req.Name, 1, inquiryNameMax); err != nil {
+		return req, err
+	}
+	if req.Email, err = lineField("email", req.Email, 3, inquiryEmailMax); err != nil {
+		return req, err
+	}
+	// A bare address only: a display name or comment would let a form fill smuggle
+	// another recipient into a reply.
+	if a, err := mail.ParseAddress(req.Email); err != nil || a.Address != req.Email {
+		return req, badRequest("invalid_email", "email must be a plain address such as name@example.com")
+	}
+	if req.Message, err = contentField("message", req.Message, 1, inquiryMessageMax); err != nil {
+		return req, err
+	}
+	return req, nil
 }

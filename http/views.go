@@ -20,8 +20,8 @@ type viewTotalsResponse struct {
 // countView counts a view (POST /api/views/:slug) unless the client viewed the slug in
 // the last 30 minutes, and answers the current total either way.
 func (s *Server) countView(c *fiber.Ctx) error {
-	slug := c.Params("*")
-	if err := validSlug(slug); err != nil {
+	slug, err := pathSlug(c.Params("*"))
+	if err != nil {
 		return err
 	}
 	res, err := s.deps.Blog.RecordView(s.hit(c, slug))
@@ -33,8 +33,8 @@ func (s *Server) countView(c *fiber.Ctx) error {
 
 // viewTotal reads one total without counting (GET /api/views/:slug).
 func (s *Server) viewTotal(c *fiber.Ctx) error {
-	slug := c.Params("*")
-	if err := validSlug(slug); err != nil {
+	slug, err := pathSlug(c.Params("*"))
+	if err != nil {
 		return err
 	}
 	totals, err := s.deps.Blog.ViewTotals([]string{slug})
@@ -45,7 +45,8 @@ func (s *Server) viewTotal(c *fiber.Ctx) error {
 }
 
 // viewTotals reads many totals without counting (GET /api/views?slugs=a,b,c), for a
-// list page that shows a count next to each post.
+// list page that shows a count next to each post. The answer's keys are the slugs in
+// NFC, as stored; a slug holding a comma can only be read on its own.
 func (s *Server) viewTotals(c *fiber.Ctx) error {
 	raw := c.Query("slugs")
 	if raw == "" {
@@ -57,8 +58,9 @@ func (s *Server) viewTotals(c *fiber.Ctx) error {
 	}
 	seen := make(map[string]bool, len(parts))
 	slugs := make([]string, 0, len(parts))
-	for _, slug := range parts {
-		if err := validSlug(slug); err != nil {
+	for _, raw := range parts {
+		slug, err := querySlug(raw)
+		if err != nil {
 			return err
 		}
 		if !seen[slug] {
