@@ -259,11 +259,13 @@ func (a *applier) writeUnique(entries []*walEntry) error {
 		a.s.appliedTs.Store(a.ts)
 		runtime.Gosched()
 	}
+	a.s.holdMu.Lock()
 	discard := a.ts
 	if hold := a.s.backupHold.Load(); hold > 0 && hold < discard {
 		discard = hold // a backup is reading this version
 	}
 	a.s.db.SetDiscardTs(discard)
+	a.s.holdMu.Unlock()
 	return nil
 }
 

@@ -94,6 +94,7 @@ type Store struct {
 	// when not 0, a version a backup is reading, which compaction must keep.
 	appliedTs  atomic.Uint64
 	backupHold atomic.Uint64
+	holdMu     sync.Mutex // orders setting backupHold with the applier's SetDiscardTs
 }
 
 // dirWAL is where the write-ahead log of a data directory lives.

@@ -1,0 +1,260 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// A backup is every live key of the store at one commit boundary, streamed while the
+// store keeps serving:
+//
+//	"HGRBAK01\n"
+//	records: [payload length u32][crc32c of payload u32][payload]
+//	         payload = uvarint key length (> 0), key, uvarint expiresAt, value
+//	trailer: a record whose payload is uvarint 0, then uvarint record count and
+//	         the crc32c of every record's payload chained (u32)
+//
+// It is taken as a commit: the overlay is copied on the committer, between two
+// commits, together with the newest Badger version the applier has committed; Badger
+// is then read at that version (compaction is held back from it) merged with the copy.
+// So it holds every write acknowledged before it began and nothing half-done. It holds
+// no file of the data directory besides the store's keys (no SSH host key, no
+// password key) and none of the log's own bookkeeping.
+const backupMagic = "HGRBAK01\n"
+
+// BackupInfo describes a finished backup.
+type BackupInfo struct {
+	Keys  int
+	Bytes int64
+}
+
+// Backup writes a consistent snapshot of the store to w.
+func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupInfo, error) {
+	var (
+		snap []*walEntry
+		ts   uint64
+	)
+	// The snapshot is a commit that writes nothing: it runs between two commits and
+	// returns once everything it copied is durable.
+	err := s.update(func(*tx) error {
+		s.ovMu.RLock()
+		snap = make([]*walEntry, 0, len(s.overlay))
+		for _, e := range s.overlay {
+			snap = append(snap, e)
+		}
+		s.holdMu.Lock()
+		ts = s.appliedTs.Load()
+		s.backupHold.Store(ts)
+		s.holdMu.Unlock()
+		s.ovMu.RUnlock()
+		return nil
+	})
+	defer func() {
+		s.holdMu.Lock()
+		s.backupHold.Store(0)
+		s.holdMu.Unlock()
+	}()
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("store: backup snapshot: %w", err)
+	}
+	slices.SortFunc(snap, func(a, b *walEntry) int { return strings.Compare(a.key, b.key) })
+
+	bw := bufio.NewWriterSize(w, 256<<10)
+	info := BackupInfo{}
+	if _, err := bw.WriteString(backupMagic); err != nil {
+		return info, err
+	}
+	var chain uint32
+	var buf []byte
+	put := func(key, val []byte, expiresAt uint64) error {
+		if strings.HasPrefix(string(key), prefixMetaWAL) {
+			return nil
+		}
+		buf = buf[:0]
+		buf = binary.AppendUvarint(buf, uint64(len(key)))
+		buf = append(buf, key...)
+		buf = binary.AppendUvarint(buf, expiresAt)
+		buf = append(buf, val...)
+		if err := writeBackupRecord(bw, buf); err != nil {
+			return err
+		}
+		chain = crc32.Update(chain, crcTable, buf)
+		info.Keys++
+		return nil
+	}
+
+	txn := s.db.NewTransactionAt(ts, false)
+	defer txn.Discard()
+	it := txn.NewIterator(badger.DefaultIteratorOptions)
+	defer it.Close()
+	now := unixNow()
+	oi := 0
+	emitOverlay := func(e *walEntry) error {
+		if !e.live(now) {
+			return nil
+		}
+		return put([]byte(e.key), e.val, e.expiresAt)
+	}
+	for it.Rewind(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return info, err
+		}
+		item := it.Item()
+		key := item.Key()
+		for oi < len(snap) && snap[oi].key < string(key) {
+			if err := emitOverlay(snap[oi]); err != nil {
+				return info, err
+			}
+			oi++
+		}
+		if oi < len(snap) && snap[oi].key == string(key) {
+			if err := emitOverlay(snap[oi]); err != nil {
+				return info, err
+			}
+			oi++
+			continue
+		}
+		if item.IsDeletedOrExpired() {
+			continue
+		}
+		val, err := item.ValueCopy(nil)
+		if err != nil {
+			return info, err
+		}
+		if err := put(key, val, item.ExpiresAt()); err != nil {
+			return info, err
+		}
+	}
+	for ; oi < len(snap); oi++ {
+		if err := emitOverlay(snap[oi]); err != nil {
+			return info, err
+		}
+	}
+	trailer := binary.AppendUvarint(nil, 0)
+	trailer = binary.AppendUvarint(trailer, uint64(info.Keys))
+	trailer = binary.LittleEndian.AppendUint32(trailer, chain)
+	if err := writeBackupRecord(bw, trailer); err != nil {
+		return info, err
+	}
+	return info, bw.Flush()
+}
+
+func writeBackupRecord(w io.Writer, payload []byte) error {
+	var head [8]byte
+	binary.LittleEndian.PutUint32(head[:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(head[4:], crc32.Checksum(payload, crcTable))
+	if _, err := w.Write(head[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(payload)
+	return err
+}
+
+// ErrNotEmpty is Restore refusing a directory that already holds something.
+var ErrNotEmpty = errors.New("store: restore needs an empty or new data directory")
+
+// Restore loads a backup into dir, which must be empty or not exist. A backup that is
+// cut short or damaged is refused whole and dir is left empty.
+func Restore(dir string, r io.Reader) (BackupInfo, error) {
+	var info BackupInfo
+	if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
+		return info, fmt.Errorf("%w: %s holds %d entries", ErrNotEmpty, dir, len(names))
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return info, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return info, err
+	}
+	clean := func() {
+		names, _ := os.ReadDir(dir)
+		for _, n := range names {
+			os.RemoveAll(dir + "/" + n.Name())
+		}
+	}
+	info, err := restoreInto(dir, r)
+	if err != nil {
+		clean()
+		return info, fmt.Errorf("store: restore: %w (nothing was kept in %s)", err, dir)
+	}
+	return info, nil
+}
+
+func restoreInto(dir string, r io.Reader) (BackupInfo, error) {
+	var info BackupInfo
+	br := bufio.NewReaderSize(r, 256<<10)
+	magic := make([]byte, len(backupMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
+		return info, errors.New("not a hangar backup (bad magic)")
+	}
+	db, err := openBadger(Options{Dir: dir, SyncWrites: true})
+	if err != nil {
+		return info, err
+	}
+	defer db.Close()
+	wb := db.NewWriteBatchAt(1)
+	defer wb.Cancel()
+	var chain uint32
+	var head [8]byte
+	for {
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			return info, fmt.Errorf("the backup is cut short after %d keys: %w", info.Keys, err)
+		}
+		n := binary.LittleEndian.Uint32(head[:])
+		if n > 64<<20 {
+			return info, fmt.Errorf("record %d claims %d bytes: damaged", info.Keys+1, n)
+		}
+		p := make([]byte, n)
+		if _, err := io.ReadFull(br, p); err != nil {
+			return info, fmt.Errorf("the backup is cut short after %d keys: %w", info.Keys, err)
+		}
+		info.Bytes += int64(len(p)) + 8
+		if crc32.Checksum(p, crcTable) != binary.LittleEndian.Uint32(head[4:]) {
+			return info, fmt.Errorf("record %d fails its checksum: damaged", info.Keys+1)
+		}
+		klen, rest, ok := uvarint(p)
+		if !ok {
+			return info, fmt.Errorf("record %d: damaged", info.Keys+1)
+		}
+		if klen == 0 {
+			count, rest, ok := uvarint(rest)
+			if !ok || len(rest) != 4 {
+				return info, errors.New("the trailer is damaged")
+			}
+			if count != uint64(info.Keys) || binary.LittleEndian.Uint32(rest) != chain {
+				return info, fmt.Errorf("the trailer says %d keys, %d were read: damaged", count, info.Keys)
+			}
+			break
+		}
+		if klen > uint64(len(rest)) {
+			return info, fmt.Errorf("record %d: damaged", info.Keys+1)
+		}
+		key := rest[:klen]
+		expiresAt, val, ok := uvarint(rest[klen:])
+		if !ok {
+			return info, fmt.Errorf("record %d: damaged", info.Keys+1)
+		}
+		if err := wb.SetEntry(&badger.Entry{Key: bytes.Clone(key), Value: bytes.Clone(val), ExpiresAt: expiresAt}); err != nil {
+			return info, err
+		}
+		chain = crc32.Update(chain, crcTable, p)
+		info.Keys++
+	}
+	if err := wb.Flush(); err != nil {
+		return info, err
+	}
+	if err := writeMeta(db, 2, map[string][]byte{metaWALFormat: {2}}); err != nil {
+		return info, err
+	}
+	return info, db.Sync()
+}
