@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	hangarhttp "github.com/hangarhq/hangar/http"
+	"github.com/hangarhq/hangar/internal/usertext"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -24,7 +28,7 @@ type blogConfig struct {
 }
 
 func addBlogFlags(f *envFlags, c *blogConfig) {
-	f.String(&c.SeedViews, "seed-views", "HANGAR_SEED_VIEWS", "", `JSON file of {"slug": count} added to the view totals on the first start only`)
+	f.String(&c.SeedViews, "seed-views", "HANGAR_SEED_VIEWS", "", `JSON file of {"slug": count} added to the view totals on the first start only; slugs as in URLs (Hangul, capitals), NFC-normalised; an invalid slug refuses the start, naming it`)
 	f.String(&c.ClientIPHeader, "client-ip-header", "HANGAR_CLIENT_IP_HEADER", "", "header a trusted proxy sets to the client IP (e.g. CF-Connecting-IP); empty uses the socket address")
 	f.String(&c.CORSOrigins, "cors-origins", "HANGAR_CORS_ORIGINS", "", "comma-separated blog origins allowed to call /api/* from a browser (e.g. https://blog.example)")
 	f.String(&c.CountryHeader, "geo-country-header", "HANGAR_GEO_COUNTRY_HEADER", "CF-IPCountry", "request header carrying the visitor's country")
@@ -87,9 +91,9 @@ func seedViews(st viewSeeder, path string, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--seed-views: %w", err)
 	}
-	var counts map[string]uint64
-	if err := json.Unmarshal(b, &counts); err != nil {
-		return fmt.Errorf("--seed-views %s: want a JSON object of slug to count: %w", path, err)
+	counts, err := parseSeedViews(b)
+	if err != nil {
+		return fmt.Errorf("--seed-views %s: %w", path, err)
 	}
 	applied, err := st.SeedViews(counts)
 	if err != nil {
@@ -99,6 +103,53 @@ func seedViews(st viewSeeder, path string, log *slog.Logger) error {
 		log.Info("view totals seeded", "file", path, "slugs", len(counts))
 	}
 	return nil
+}
+
+// maxNamedSlugs bounds how many invalid slugs one error names.
+const maxNamedSlugs = 10
+
+// parseSeedViews decodes a --seed-views file, a JSON object of slug to count, and
+// brings each slug to the form a request's takes (usertext.Slug: NFC, checked), so
+// that {"한글-글": 17} is read back by GET /api/views/한글-글. Two spellings of one
+// slug (composed and decomposed Hangul) are added together.
+//
+// An invalid slug refuses the whole file, naming each bad slug (up to ten) and why:
+// the seed is applied once in the store's life, so a slug skipped now would lose its
+// total for good, while a refused start costs the operator one edit.
+func parseSeedViews(b []byte) (map[string]uint64, error) {
+	if !utf8.Valid(b) {
+		return nil, errors.New("the file is not UTF-8")
+	}
+	var raw map[string]uint64
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("want a JSON object of slug to a whole number of views: %w", err)
+	}
+	if raw == nil {
+		return nil, errors.New("want a JSON object of slug to a whole number of views, not null")
+	}
+	counts := make(map[string]uint64, len(raw))
+	var bad []string
+	for name, n := range raw {
+		slug, err := usertext.Slug(name)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%q (%s)", name, strings.TrimPrefix(err.Error(), usertext.ErrInvalidSlug.Error()+": ")))
+			continue
+		}
+		if counts[slug] > math.MaxUint64-n {
+			return nil, fmt.Errorf("the counts of the spellings of %q add up to more than %d", slug, uint64(math.MaxUint64))
+		}
+		counts[slug] += n
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		more := ""
+		if len(bad) > maxNamedSlugs {
+			more = fmt.Sprintf(" and %d more", len(bad)-maxNamedSlugs)
+			bad = bad[:maxNamedSlugs]
+		}
+		return nil, fmt.Errorf("%w: nothing was seeded; fix or remove %s%s", usertext.ErrInvalidSlug, strings.Join(bad, ", "), more)
+	}
+	return counts, nil
 }
 
 var _ viewSeeder = (*store.Store)(nil)
