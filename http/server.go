@@ -69,6 +69,7 @@ type Deps struct {
 	Orders     Orders
 	Balances   Balances
 	Inspector  Inspector
+	Backups    Backups // nil leaves GET /admin/backup unregistered
 }
 
 // Server is hangar's HTTP front.
@@ -158,6 +159,9 @@ func (s *Server) routes() {
 	if s.deps.Inspector != nil {
 		admin.Get("/ratelimits", s.rateLimits)
 		admin.Get("/outbox", s.outbox)
+	}
+	if s.deps.Backups != nil {
+		admin.Get("/backup", s.backup)
 	}
 	if s.deps.Balances != nil {
 		admin.Post("/users/:id/deposit", s.deposit)

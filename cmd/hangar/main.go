@@ -14,6 +14,9 @@ Usage:
   hangar console [flags]    attach the operations console to a running daemon
   hangar deposit --user ID --amount N    credit a user's balance
   hangar dlq [list|requeue [ID]|purge]   inspect and act on dead letters
+  hangar backup FILE        consistent snapshot of a running daemon (- for stdout)
+  hangar restore --data DIR FILE         restore a backup into an empty directory
+  hangar repair --data DIR  cut a damaged write-ahead log at the damage (hangar stopped)
   hangar help               show this text
 
 Every flag of serve is also an environment variable (HANGAR_*); flags win.
@@ -34,6 +37,12 @@ func main() {
 		err = runDeposit(os.Args[2:])
 	case "dlq":
 		err = runDLQ(os.Args[2:])
+	case "backup":
+		err = runBackup(os.Args[2:])
+	case "restore":
+		err = runRestore(os.Args[2:])
+	case "repair":
+		err = runRepair(os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

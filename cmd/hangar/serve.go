@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -25,6 +24,7 @@ import (
 	"github.com/hangarhq/hangar/engine/telegram"
 	hangarhttp "github.com/hangarhq/hangar/http"
 	"github.com/hangarhq/hangar/store"
+	"github.com/hangarhq/hangar/tui"
 )
 
 type serveConfig struct {
@@ -48,6 +48,14 @@ type serveConfig struct {
 	Queue          queueConfig
 	AuthorizedKeys string
 	Demo           bool
+	// Connection budget and shutdown (issue 14).
+	MaxConns            int
+	MaxSSHSessions      int
+	SSHHandshakeTimeout time.Duration
+	SSHIdleTimeout      time.Duration
+	MetricsAddr         string
+	ShutdownTimeout     time.Duration
+	Storage             storageConfig
 }
 
 func parseServeFlags(args []string) (serveConfig, error) { return parseServeFlagsTo(args, os.Stderr) }
@@ -76,8 +84,15 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	f.String(&c.LogFormat, "log-format", "HANGAR_LOG_FORMAT", "text", "log format: text or json")
 	addBlogFlags(f, &c.Blog)
 	addQueueFlags(f, &c.Queue)
+	addStorageFlags(f, &c.Storage)
 	f.Bool(&c.Demo, "demo", "HANGAR_DEMO", false, "generate synthetic bot updates, orders and blog views against this daemon's own API (for trying the console)")
 	f.String(&c.AuthorizedKeys, "authorized-keys", "HANGAR_AUTHORIZED_KEYS", "", "OpenSSH authorized_keys file of console operators (default DATA_DIR/authorized_keys)")
+	f.Int(&c.MaxConns, "max-conns", "HANGAR_MAX_CONNS", 0, "concurrent HTTP connections; more get 503 too_many_connections (0: three quarters of the descriptors left after a reserve, from RLIMIT_NOFILE)")
+	f.Int(&c.MaxSSHSessions, "max-ssh-sessions", "HANGAR_MAX_SSH_SESSIONS", 0, "concurrent SSH console connections; more are closed (0: derived from RLIMIT_NOFILE, at most 64)")
+	f.Duration(&c.SSHHandshakeTimeout, "ssh-handshake-timeout", "HANGAR_SSH_HANDSHAKE_TIMEOUT", 10*time.Second, "an SSH connection that has not authenticated by then is closed")
+	f.Duration(&c.SSHIdleTimeout, "ssh-idle-timeout", "HANGAR_SSH_IDLE_TIMEOUT", 30*time.Minute, "an SSH console session with no traffic for this long is closed")
+	f.String(&c.MetricsAddr, "metrics-addr", "HANGAR_METRICS_ADDR", "", "a private listener for /metrics and the detailed /health (empty: /metrics on --http, detailed health at /admin/health only)")
+	f.Duration(&c.ShutdownTimeout, "shutdown-timeout", "HANGAR_SHUTDOWN_TIMEOUT", 5*time.Second, "on SIGTERM or SIGINT, the time to finish requests in flight, let provider calls record their state and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
 		fs.PrintDefaults()
@@ -104,11 +119,24 @@ func (c serveConfig) validate() error {
 	if c.RateWindow < time.Second {
 		errs = append(errs, errors.New("--rate-window must be at least 1s"))
 	}
+	if c.MaxConns < 0 || c.MaxSSHSessions < 0 {
+		errs = append(errs, errors.New("--max-conns and --max-ssh-sessions must be 0 (derived) or more"))
+	}
+	if c.SSHHandshakeTimeout <= 0 || c.SSHIdleTimeout <= 0 {
+		errs = append(errs, errors.New("--ssh-handshake-timeout and --ssh-idle-timeout must be positive"))
+	}
+	if c.ShutdownTimeout < time.Second {
+		errs = append(errs, errors.New("--shutdown-timeout must be at least 1s"))
+	}
+	if c.MetricsAddr != "" && c.MetricsAddr == c.HTTPAddr {
+		errs = append(errs, errors.New("--metrics-addr must differ from --http: it is the private listener"))
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("--admin-token must be at least 16 characters"))
 	}
 	errs = append(errs, c.Blog.validate())
 	errs = append(errs, c.Queue.validate())
+	errs = append(errs, c.Storage.validate())
 	return errors.Join(errs...)
 }
 
@@ -143,19 +171,65 @@ func runServe(args []string) error {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
 	}
 	log.Info("scheduler", "gomaxprocs", store.TuneProcs(), "cpus", runtime.NumCPU())
+	cfg.connBudget(raiseFileLimit(log))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, cfg, log)
 }
 
-// serve runs hangar until ctx ends, then shuts down in order: stop taking requests,
-// let the actors finish their mailboxes, close the store.
+// raiseFileLimit lifts the soft RLIMIT_NOFILE to the hard limit: every connection costs a
+// descriptor, and the soft default (often 1024) is what an idle-connection flood
+// exhausts first. It returns the soft limit in force afterwards (0 if unknown).
+func raiseFileLimit(log *slog.Logger) uint64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		log.Warn("cannot read the open-file limit", "err", err)
+		return 0
+	}
+	soft := lim.Cur
+	if lim.Cur < lim.Max {
+		raised := lim
+		raised.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err != nil {
+			log.Warn("cannot raise the open-file limit", "soft", lim.Cur, "hard", lim.Max, "err", err)
+		} else {
+			lim = raised
+		}
+	}
+	log.Info("open-file limit", "soft_at_start", soft, "soft", lim.Cur, "hard", lim.Max)
+	return lim.Cur
+}
+
+// fdReserve are descriptors kept for everything that is not an incoming connection:
+// the store's files, the log, outgoing calls to providers and Telegram.
+const fdReserve = 128
+
+// connBudget fills in the connection caps left at 0 from the open-file limit: three
+// quarters of what the reserve leaves for HTTP, a sixteenth (at most 64) for the SSH
+// console, so that neither flood can take the descriptors the other or the store needs.
+func (c *serveConfig) connBudget(nofile uint64) {
+	budget := 1024 - fdReserve
+	if nofile > fdReserve {
+		budget = int(min(nofile-fdReserve, 1<<20))
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = max(16, min(budget*3/4, 100_000))
+	}
+	if c.MaxSSHSessions == 0 {
+		c.MaxSSHSessions = max(2, min(budget/16, 64))
+	}
+}
+
+// serve runs hangar until ctx ends, then shuts down within --shutdown-timeout: no new
+// order attempt starts, the SSH console and the event streams close, the HTTP requests
+// in flight finish, the provider calls in flight record their state, the actors finish
+// their mailboxes, the store closes.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	dbDir := filepath.Join(cfg.DataDir, "db")
-	st, err := store.Open(store.Options{Dir: dbDir, SyncWrites: cfg.SyncWrites, Logger: log})
+	dbDir := storeDir(cfg.DataDir)
+	st, err := store.Open(store.Options{Dir: dbDir, SyncWrites: cfg.SyncWrites, Logger: log, MinFreeBytes: int64(cfg.Storage.MinFree)})
 	if err != nil {
 		return err
 	}
@@ -208,48 +282,94 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := eng.Start(); err != nil {
 		return err
 	}
+	backupCtx, stopBackups := context.WithCancel(context.Background())
+	defer stopBackups()
+	go scheduleBackups(backupCtx, st, cfg.Storage, log)
 
 	srv := hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: cfg.WebhookSecret, AdminToken: cfg.AdminToken, MaxBody: cfg.MaxBody,
 		Logger: log, Registry: reg, Blog: cfg.Blog.http(),
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
-	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st})
+		MaxConns: cfg.MaxConns, PrivateOps: cfg.MetricsAddr != "",
+	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		eng.Stop(context.Background())
 		return fmt.Errorf("http listen: %w", err)
 	}
-	sshServer, err := startConsoleSSH(cfg, ln.Addr(), log)
+	var opsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if opsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			ln.Close()
+			eng.Stop(context.Background())
+			return fmt.Errorf("metrics listen: %w", err)
+		}
+	}
+	sshServer, err := startConsoleSSH(cfg, ln.Addr(), reg, log)
 	if err != nil {
 		ln.Close()
+		if opsLn != nil {
+			opsLn.Close()
+		}
 		eng.Stop(context.Background())
 		return err
 	}
 	log.Info("hangar serving", "http", ln.Addr().String(), "data", cfg.DataDir,
-		"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow, "telegram", sender.Enabled())
+		"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow, "telegram", sender.Enabled(),
+		"max_conns", cfg.MaxConns, "max_ssh_sessions", cfg.MaxSSHSessions)
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if opsLn != nil {
+		log.Info("metrics and detailed health on a private listener", "addr", opsLn.Addr().String())
+		go func() { errc <- srv.ServeOps(opsLn) }()
+	}
 	if cfg.Demo {
 		go runDemo(ctx, cfg, ln.Addr(), log)
 	}
 
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
 	case err = <-errc:
 		log.Error("http server stopped", "err", err)
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if sshServer != nil {
-		_ = sshServer.Shutdown(shutdownCtx)
-	}
-	_ = srv.Shutdown(shutdownCtx)
-	eng.Stop(shutdownCtx)
-	log.Info("stopped")
+	shutdown(cfg.ShutdownTimeout, eng, srv, sshServer, log)
 	return err
+}
+
+// shutdown stops hangar within budget, in the order that loses nothing acknowledged:
+// no new attempts first (the dispatcher would otherwise start orders only to cut them
+// off), then the connections that never end by themselves (SSH sessions, event
+// streams), then the HTTP requests in flight, then the engine. The store is closed by
+// the caller. Each step says what it waits for.
+func shutdown(budget time.Duration, eng *engine.Engine, srv *hangarhttp.Server, sshServer *tui.SSHServer, log *slog.Logger) {
+	start := time.Now()
+	deadline := start.Add(budget)
+	eng.StopStarting()
+	log.Info("shutting down", "budget", budget)
+	if sshServer != nil {
+		if n := sshServer.Sessions(); n > 0 {
+			log.Info("closing SSH console sessions", "sessions", n)
+		}
+		_ = sshServer.Close()
+	}
+	// HTTP gets at most half the budget: a request still running then is cut off
+	// (its work is either durable already or never acknowledged), and the engine
+	// keeps the rest for its provider calls and mailboxes.
+	httpCtx, cancelHTTP := context.WithDeadline(context.Background(), start.Add(budget/2))
+	if n := srv.OpenConns(); n > 0 {
+		log.Info("waiting for HTTP requests in flight", "open_connections", n)
+	}
+	if err := srv.Shutdown(httpCtx); err != nil {
+		log.Warn("HTTP requests still open at their shutdown deadline were cut off", "open_connections", srv.OpenConns(), "err", err)
+	}
+	cancelHTTP()
+	// The store closes after the engine; leave it a tenth of the budget.
+	engCtx, cancelEng := context.WithDeadline(context.Background(), deadline.Add(-budget/10))
+	eng.Stop(engCtx)
+	cancelEng()
+	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
 }
 
 // registerStoreMetrics exports the write-ahead log's counters: commits per fdatasync
@@ -273,6 +393,19 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 			func(s store.LogStats) float64 { return float64(s.Elided) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hangar_store_overlay_entries", Help: "Entries held in memory in front of Badger: not yet applied, or cached."},
 			func() float64 { return float64(st.LogStats().Overlay) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hangar_store_disk_free_bytes", Help: "Free space of the data directory's filesystem at the last reading (-1: unknown)."},
+			func() float64 { return float64(st.Storage().FreeBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hangar_store_disk_floor_bytes", Help: "The free-space floor (--min-free-disk): below it writes are refused."},
+			func() float64 { return float64(st.Storage().MinFreeBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hangar_store_writes_refused", Help: "1 while the store refuses writes (disk below the floor, or the log cannot write), else 0. Alert on it."},
+			func() float64 {
+				if st.Storage().Refusing != "" {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hangar_store_log_failed_writes_total", Help: "Writes or syncs of the write-ahead log that failed (each refused its commits; the log then recovered in a fresh segment)."},
+			func() float64 { return float64(st.Storage().FailedWrites) }),
 		commitLatency{st: st,
 			queue: prometheus.NewDesc("hangar_store_commit_queue_seconds",
 				"Time a commit waited for the committer, which runs commits one at a time.", nil, nil),

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// storageConfig is how hangar guards its disk: the free-space floor and scheduled
+// backups.
+type storageConfig struct {
+	MinFree     int
+	BackupDir   string
+	BackupEvery time.Duration
+	BackupKeep  int
+}
+
+func addStorageFlags(f *envFlags, c *storageConfig) {
+	f.Size(&c.MinFree, "min-free-disk", "HANGAR_MIN_FREE_DISK", "512MiB", "free space the data directory's filesystem must keep: below it writes get 507 insufficient_storage (reads go on) until space is freed; 0 turns the check off")
+	f.String(&c.BackupDir, "backup-dir", "HANGAR_BACKUP_DIR", "", "directory for scheduled backups (empty: none); put it on another disk")
+	f.Duration(&c.BackupEvery, "backup-every", "HANGAR_BACKUP_EVERY", 6*time.Hour, "how often to write a scheduled backup into --backup-dir")
+	f.Int(&c.BackupKeep, "backup-keep", "HANGAR_BACKUP_KEEP", 7, "scheduled backups to keep; older ones are deleted")
+}
+
+func (c storageConfig) validate() error {
+	var errs []error
+	if c.MinFree < 0 {
+		errs = append(errs, errors.New("--min-free-disk must not be negative"))
+	}
+	if c.BackupDir != "" && c.BackupEvery < time.Minute {
+		errs = append(errs, errors.New("--backup-every must be at least 1m"))
+	}
+	if c.BackupKeep < 1 {
+		errs = append(errs, errors.New("--backup-keep must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// backupPrefix names scheduled backups so that they sort by time.
+const backupPrefix = "hangar-"
+
+// scheduleBackups writes a backup into cfg.BackupDir every cfg.BackupEvery until ctx
+// ends, keeping the newest cfg.BackupKeep.
+func scheduleBackups(ctx context.Context, st *store.Store, cfg storageConfig, log *slog.Logger) {
+	if cfg.BackupDir == "" {
+		return
+	}
+	t := time.NewTicker(cfg.BackupEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		path, info, err := writeBackupFile(ctx, st, cfg.BackupDir)
+		if err != nil {
+			log.Error("scheduled backup failed", "dir", cfg.BackupDir, "err", err)
+			continue
+		}
+		log.Info("scheduled backup written", "file", path, "keys", info.Keys, "took", time.Since(start).Round(time.Millisecond))
+		pruneBackups(cfg.BackupDir, cfg.BackupKeep, log)
+	}
+}
+
+// writeBackupFile writes a backup into dir under a new name, durably: a temporary file,
+// synced, then renamed.
+func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, store.BackupInfo, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", store.BackupInfo{}, err
+	}
+	path := filepath.Join(dir, backupPrefix+time.Now().UTC().Format("20060102-150405")+".backup")
+	f, err := os.CreateTemp(dir, ".partial-*")
+	if err != nil {
+		return "", store.BackupInfo{}, err
+	}
+	defer os.Remove(f.Name())
+	info, err := st.Backup(ctx, f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	return path, info, err
+}
+
+func pruneBackups(dir string, keep int, log *slog.Logger) {
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var backups []string
+	for _, n := range names {
+		if strings.HasPrefix(n.Name(), backupPrefix) && strings.HasSuffix(n.Name(), ".backup") {
+			backups = append(backups, n.Name())
+		}
+	}
+	slices.Sort(backups)
+	for len(backups) > keep {
+		if err := os.Remove(filepath.Join(dir, backups[0])); err != nil {
+			log.Warn("cannot delete an old backup", "file", backups[0], "err", err)
+		}
+		backups = backups[1:]
+	}
+}
+
+// runBackup is `hangar backup FILE`: a consistent snapshot of a running daemon, read
+// through the admin API while it keeps serving.
+func runBackup(args []string) error {
+	fs, c := adminFlags("backup")
+	fs.SetOutput(os.Stdout)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: hangar backup FILE [--addr URL]\n\n"+
+			"Writes a consistent snapshot of a running daemon to FILE (- for stdout), through\n"+
+			"GET /admin/backup, while it keeps serving. It holds every write acknowledged before\n"+
+			"it began. Restore it with `hangar restore --data DIR FILE`.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("give one FILE (or - for stdout)")
+	}
+	if c.token == "" {
+		return errors.New("no admin token: set HANGAR_ADMIN_TOKEN or --token")
+	}
+	target := fs.Arg(0)
+	req, err := http.NewRequest(http.MethodGet, c.url("/admin/backup"), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	client := &http.Client{} // a backup takes as long as it takes
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("daemon unreachable at %s: %w", c.addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("GET /admin/backup: %d %s", resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	if target == "-" {
+		_, err := io.Copy(os.Stdout, resp.Body)
+		return err
+	}
+	tmp := target + ".partial"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(f, resp.Body)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("backup cut off after %d bytes: %w", n, err)
+	}
+	fmt.Fprintf(os.Stderr, "hangar: backup written to %s (%d bytes)\n", target, n)
+	return nil
+}
+
+// runRestore is `hangar restore --data DIR FILE`.
+func runRestore(args []string) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(os.Stdout)
+	var dir string
+	fs.StringVar(&dir, "data", "", "data directory to restore into; it must be empty or not exist")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: hangar restore --data DIR FILE\n\n"+
+			"Restores a backup written by `hangar backup` (FILE, or - for stdin) into an empty\n"+
+			"data directory, then `hangar serve --data DIR` starts from it. A damaged or cut-short\n"+
+			"backup is refused whole. The SSH host key and authorized_keys are not in a backup:\n"+
+			"copy them yourself, or a new host key is generated.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if dir == "" || fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("give --data DIR and one FILE")
+	}
+	var r io.Reader = os.Stdin
+	if src := fs.Arg(0); src != "-" {
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
+		return fmt.Errorf("%s is not empty (%d entries): restore only into a new or empty directory, so nothing is mixed with what is there", dir, len(names))
+	}
+	info, err := store.Restore(storeDir(dir), r)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("restored %d keys into %s; start it with: hangar serve --data %s\n", info.Keys, dir, dir)
+	return nil
+}
+
+// runRepair is `hangar repair --data DIR`.
+func runRepair(args []string) error {
+	fs := flag.NewFlagSet("repair", flag.ContinueOnError)
+	fs.SetOutput(os.Stdout)
+	var dir string
+	fs.StringVar(&dir, "data", "", "data directory of a stopped hangar whose start refused a damaged write-ahead log")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: hangar repair --data DIR\n\n"+
+			"Run only with hangar stopped, after `hangar serve` refused to start on a damaged\n"+
+			"write-ahead log. It keeps a copy of every segment it changes, cuts the log where the\n"+
+			"damage starts, and reports what was lost. Never run automatically.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if dir == "" {
+		fs.Usage()
+		return errors.New("give --data DIR")
+	}
+	if _, err := os.Stat(storeDir(dir)); err != nil {
+		return fmt.Errorf("no hangar store in %s: %w", dir, err)
+	}
+	_, err := store.Repair(storeDir(dir), os.Stdout)
+	return err
+}
+
+// storeDir is where a data directory keeps the store.
+func storeDir(dataDir string) string { return filepath.Join(dataDir, "db") }
+
+// url is the admin API address of path; addr may be host:port or a URL.
+func (c *adminClient) url(path string) string {
+	addr := c.addr
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	return strings.TrimRight(addr, "/") + path
+}
