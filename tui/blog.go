@@ -20,6 +20,9 @@ type blogMsg struct {
 
 func (m blogMsg) fetchErr() error { return m.err }
 
+// daysWidth is one line of the last days pane: "2026-11-29    312 views    97 visitors".
+const daysWidth = 38
+
 // blog shows today's views and visitors, the top slugs and the last days.
 type blog struct {
 	c      *common
@@ -51,7 +54,8 @@ func (v *blog) refresh() tea.Cmd {
 
 func (v *blog) setSize(w, h int) {
 	v.w, v.h = w, h
-	v.tbl.SetSize(w*60/100, max(3, h-3))
+	// The days pane keeps its natural width; the slugs table takes the rest.
+	v.tbl.SetSize(max(30, min(w*60/100, w-daysWidth-4)), max(3, h-3))
 	v.rebuild()
 }
 

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/components"
 )
 
 func targetSuffix(t string) string {
@@ -18,20 +20,18 @@ func targetSuffix(t string) string {
 	return " at " + t
 }
 
+// header is the tab bar: it fits the width by shortening names, never by cutting one.
 func (m *Model) header() string {
 	st := m.c.st
-	tabs := []string{st.Title.Render("hangar")}
+	names := make([]string, len(m.views))
 	for i, v := range m.views {
-		label := fmt.Sprintf("%d %s", i+1, v.title())
-		if i == m.active {
-			tabs = append(tabs, st.ActiveTab.Render(label))
-		} else {
-			tabs = append(tabs, st.Tab.Render(label))
-		}
+		names[i] = v.title()
 	}
-	line := strings.Join(tabs, " ")
+	line := components.Tabs(st, "hangar", names, m.active, m.c.width)
 	if m.dropped > 0 {
-		line += st.Muted.Render(fmt.Sprintf("  (%d events skipped)", m.dropped))
+		if skipped := st.Muted.Render(fmt.Sprintf("  (%d events skipped)", m.dropped)); lipgloss.Width(line+skipped) <= m.c.width {
+			line += skipped
+		}
 	}
 	return line
 }
@@ -95,7 +95,40 @@ func (m *Model) footer() string {
 		}
 		line += s.Render(m.status)
 	}
-	return line + "\n" + m.help.View(helpKeys{m})
+	if line != "" {
+		// Wrapped, not cut: a question's end ("(y/n)") must stay on screen.
+		line = lipgloss.NewStyle().Width(m.c.width).Render(line)
+	}
+	return line + "\n" + m.helpLine()
+}
+
+// helpLine is the one-line help, or the full help when toggled. The one line keeps
+// whole entries only and always ends with help and quit: bubbles/help cuts the line
+// at the width, which took "? help" itself off a narrow terminal.
+func (m *Model) helpLine() string {
+	if m.help.ShowAll {
+		return m.help.View(helpKeys{m})
+	}
+	st := m.c.st
+	item := func(b key.Binding) string {
+		return st.Title.Render(b.Help().Key) + " " + st.Muted.Render(b.Help().Desc)
+	}
+	sep := st.Muted.Render(" • ")
+	keys := helpKeys{m}.ShortHelp()
+	view, tail := keys[:len(keys)-2], keys[len(keys)-2:]
+	tailText := item(tail[0]) + sep + item(tail[1])
+	var parts []string
+	for _, b := range view {
+		if !b.Enabled() {
+			continue
+		}
+		next := strings.Join(append(parts, item(b)), sep) + sep + tailText
+		if lipgloss.Width(next) > m.c.width {
+			break
+		}
+		parts = append(parts, item(b))
+	}
+	return strings.Join(append(parts, tailText), sep)
 }
 
 // helpKeys adapts the active view's keys and the global ones to bubbles/help.

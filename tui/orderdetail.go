@@ -13,12 +13,14 @@ import (
 // orderDetail renders an order with its attempt history and errors for a side pane.
 func orderDetail(c *common, o api.Order, width int) string {
 	st, now := c.st, c.now()
+	// The pane is narrow at 80 columns: lines wrap at spaces rather than lose their end.
+	wrap := lipgloss.NewStyle().Width(width)
 	var b strings.Builder
 	row := func(k, v string) {
 		if v == "" {
 			return
 		}
-		fmt.Fprintf(&b, "%s %s\n", st.Label.Render(fmt.Sprintf("%-10s", k)), v)
+		b.WriteString(wrap.Render(st.Label.Render(fmt.Sprintf("%-10s", k))+" "+v) + "\n")
 	}
 	b.WriteString(st.Title.Render(fmt.Sprintf("order #%d", o.OrderID)) + "\n")
 	status := o.Status
@@ -46,7 +48,10 @@ func orderDetail(c *common, o api.Order, width int) string {
 	}
 	for _, h := range o.History {
 		line := fmt.Sprintf("%s  %-15s %-12s #%d", h.At.UTC().Format("15:04:05"), h.Event, h.Status, h.Attempt)
-		b.WriteString(line + "\n")
+		if lipgloss.Width(line) > width {
+			line = fmt.Sprintf("%s %s %s #%d", h.At.UTC().Format("15:04"), h.Event, h.Status, h.Attempt)
+		}
+		b.WriteString(wrap.Render(line) + "\n")
 		if h.Error != "" {
 			b.WriteString(lipgloss.NewStyle().Width(width).Render(st.StatusErr.Render("  ↳ "+components.OneLine(h.Error))) + "\n")
 		}

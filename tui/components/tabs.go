@@ -10,19 +10,20 @@ import (
 )
 
 // Tabs draws the tab bar in width cells. Every tab keeps its number, the key that
-// jumps to it; when the full names do not fit, names shorten to their first word and
-// then inactive tabs to their number alone, the active tab always named in full.
-// Nothing is cut inside a word.
+// jumps to it. While the bar is too wide, the longest inactive name of several words
+// shortens to its first word, then inactive names give way to their numbers alone from
+// the last; the active tab is always named in full. Nothing is cut inside a word.
 func Tabs(st styles.Styles, title string, names []string, active, width int) string {
-	for level := 0; level < 3; level++ {
+	labels := make([]string, len(names))
+	for i, n := range names {
+		labels[i] = n
+	}
+	render := func() string {
 		parts := []string{st.Title.Render(title)}
-		for i, n := range names {
+		for i, l := range labels {
 			label := strconv.Itoa(i + 1)
-			switch {
-			case i == active || level == 0:
-				label += " " + n
-			case level == 1:
-				label += " " + strings.Fields(n)[0]
+			if l != "" {
+				label += " " + l
 			}
 			if i == active {
 				parts = append(parts, st.ActiveTab.Render(label))
@@ -30,10 +31,36 @@ func Tabs(st styles.Styles, title string, names []string, active, width int) str
 				parts = append(parts, st.Tab.Render(label))
 			}
 		}
-		line := strings.Join(parts, " ")
-		if lipgloss.Width(line) <= width || level == 2 {
-			return line
+		return strings.Join(parts, " ")
+	}
+	line := render()
+	for lipgloss.Width(line) > width {
+		if !shorten(labels, active) {
+			break
+		}
+		line = render()
+	}
+	return line
+}
+
+// shorten takes one step: the longest inactive label of several words to its first
+// word, else the last inactive label still named to nothing.
+func shorten(labels []string, active int) bool {
+	longest := -1
+	for i, l := range labels {
+		if i != active && strings.Contains(l, " ") && (longest < 0 || len(l) > len(labels[longest])) {
+			longest = i
 		}
 	}
-	return ""
+	if longest >= 0 {
+		labels[longest] = strings.Fields(labels[longest])[0]
+		return true
+	}
+	for i := len(labels) - 1; i >= 0; i-- {
+		if i != active && labels[i] != "" {
+			labels[i] = ""
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package fakedaemon
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/hangarhq/hangar/http/api"
@@ -13,7 +14,8 @@ func ptr[T any](v T) *T { return &v }
 
 func order(id, user int64, status string, attempts int, errMsg string) api.Order {
 	o := api.Order{
-		OrderID: id, UserID: user, TelegramUserID: "70000" + string(rune('0'+user%10)),
+		// Users met through the bot have the Telegram id as their user id: ten digits.
+		OrderID: id, UserID: 7000012340 + user, TelegramUserID: strconv.FormatInt(7000012340+user, 10),
 		Status: status, SpecID: "nano-1", Region: "tokyo", Provider: "sim", PricePaid: 5000,
 		Attempts: attempts, CreatedAt: Now.Add(-time.Duration(id) * time.Minute), UpdatedAt: Now.Add(-time.Duration(id) * 10 * time.Second),
 		History: []api.HistoryEntry{{At: Now.Add(-time.Duration(id) * time.Minute), Event: "enqueued", Status: "pending"}},
