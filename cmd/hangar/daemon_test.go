@@ -65,6 +65,8 @@ func startDaemon(t *testing.T, dataDir string, env ...string) *daemon {
 		"HANGAR_WEBHOOK_SECRET="+hangartest.WebhookSecret,
 		"HANGAR_ADMIN_TOKEN="+hangartest.AdminToken,
 		"HANGAR_LOG_LEVEL=debug",
+		// The default floor (512MiB) would refuse every write on a nearly full test disk.
+		"HANGAR_MIN_FREE_DISK=16MiB",
 	)
 	d.cmd.Env = append(d.cmd.Env, env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
