@@ -132,6 +132,8 @@ func TestSlugsListing(t *testing.T) {
 		{"2025/", "", 2, []SlugViews{{"2025/a", 1}, {"2025/b", 2}}},
 		{"2025/", "2025/b", 2, []SlugViews{{"2025/c", 3}}},
 		{"", "2025/c", 1, []SlugViews{{"2026/a", 4}}},
+		{"2026/", "2025/a", 5, []SlugViews{{"2026/a", 4}}}, // a cursor before the prefix
+		{"2025/", "2026/", 5, []SlugViews{}},               // a cursor past it
 		{"한", "", 5, []SlugViews{{"한글", 5}}},
 		{"nothing", "", 5, []SlugViews{}},
 		{"", "", 0, []SlugViews{}},

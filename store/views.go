@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
@@ -490,9 +491,9 @@ func (s *Store) Slugs(prefix, after string, limit int) ([]SlugViews, error) {
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		seek := full
-		if after != "" {
+		if past := append([]byte(prefixViews+after), 0); after != "" && bytes.Compare(past, seek) > 0 {
 			// The first key past after: after itself followed by the least byte.
-			seek = append([]byte(prefixViews+after), 0)
+			seek = past
 		}
 		for it.Seek(seek); it.ValidForPrefix(full) && len(out) < limit; it.Next() {
 			item := it.Item()
