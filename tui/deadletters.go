@@ -217,6 +217,11 @@ func purgeExactly(d Daemon, ctx context.Context, ids []int64) tea.Cmd {
 			return actionDoneMsg{err: fmt.Errorf("purge: the dead-letter list changed since you were asked (%d now): nothing purged; look again before purging", len(now))}
 		}
 		n, err := d.PurgeDLQ(ctx)
+		if err == nil && n != len(ids) {
+			// Something reached the list in the round trip: say so rather than claim
+			// the named ones were all that went.
+			err = fmt.Errorf("purged %d, not the %d you were asked about: the list changed in between", n, len(ids))
+		}
 		return actionDoneMsg{text: fmt.Sprintf("%d dead letters purged (%s)", n, idList(ids, 6)), err: wrapAction(err, "purge")}
 	}
 }

@@ -218,3 +218,19 @@ func TestMoneyFollowsCatalogue(t *testing.T) {
 		})
 	}
 }
+
+// TestPurgeRefusedUnderFilter: the daemon purges its whole list, so with a filter on
+// there is nothing the console could send that matches what is shown.
+func TestPurgeRefusedUnderFilter(t *testing.T) {
+	b := setup(t)
+	b.waitScreen(t, "queue depth")
+	b.keys("3")
+	b.waitScreen(t, "plan sold out")
+	b.keys("/", "sim:", "enter", "P")
+	b.waitScreen(t, "purge empties the whole dead-letter list: clear the filter (esc) first")
+	b.keys("y")
+	out := b.finish(t)
+	if strings.Contains(out, "(y/n)") || len(calledPrefix(b.d, "PurgeDLQ")) != 0 {
+		t.Fatalf("a filtered purge was offered or sent: %v\n%s", b.d.Calls(), out)
+	}
+}
