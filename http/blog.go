@@ -49,6 +49,7 @@ type BlogAdmin interface {
 	Slugs(prefix, after string, limit int) ([]store.SlugViews, error)
 	SlugCount() (uint64, error)
 	DeleteSlug(slug string) (uint64, error)
+	DeleteSlugs(prefix string, maxViews uint64) (deleted int, more bool, err error)
 }
 
 // Blog is everything the blog API needs (seed 004).
@@ -129,6 +130,7 @@ func (s *Server) blogRoutes() {
 	admin.Delete("/comments/:id", s.adminDeleteComment)
 	admin.Get("/inquiries", s.adminInquiries)
 	admin.Get("/slugs", s.adminSlugs)
+	admin.Delete("/slugs", s.adminDeleteSlugs)
 	admin.Delete("/slugs/*", s.adminDeleteSlug)
 }
 

@@ -116,17 +116,15 @@ func (s *Server) adminSlugs(c *fiber.Ctx) error {
 		}
 		limit = n
 	}
-	// A prefix or cursor is any text a slug may start with, so only its length and
-	// encoding are checked; it is brought to NFC to match the stored slugs.
-	var prefixAndAfter [2]string
-	for i, name := range []string{"prefix", "after"} {
-		v, err := usertext.Line(c.Query(name))
-		if err != nil || len(v) > store.MaxSlugLen {
-			return badRequest("bad_"+name, name+" must be at most "+strconv.Itoa(store.MaxSlugLen)+" bytes of text without control characters")
-		}
-		prefixAndAfter[i] = v
+	prefix, err := slugQueryText(c, "prefix")
+	if err != nil {
+		return err
 	}
-	list, err := s.deps.Blog.Slugs(prefixAndAfter[0], prefixAndAfter[1], limit)
+	after, err := slugQueryText(c, "after")
+	if err != nil {
+		return err
+	}
+	list, err := s.deps.Blog.Slugs(prefix, after, limit)
 	if err != nil {
 		return s.blogError(c, err)
 	}
@@ -156,4 +154,35 @@ func (s *Server) adminDeleteSlug(c *fiber.Ctx) error {
 		return s.blogError(c, err)
 	}
 	return c.JSON(fiber.Map{"slug": slug, "views": views, "deleted": true})
+}
+
+// slugQueryText reads a query parameter that is the start of a slug (a prefix, a
+// cursor): any text a slug may start with, so only its length and characters are
+// checked; it is brought to NFC to match the stored slugs.
+func slugQueryText(c *fiber.Ctx, name string) (string, error) {
+	v, err := usertext.Line(c.Query(name))
+	if err != nil || len(v) > store.MaxSlugLen {
+		return "", badRequest("bad_"+name, name+" must be at most "+strconv.Itoa(store.MaxSlugLen)+" bytes of text without control characters")
+	}
+	return v, nil
+}
+
+// adminDeleteSlugs clears a flood of made-up slugs
+// (DELETE /api/admin/slugs?prefix=&max_views=): up to store.MaxSlugDeletes slugs under
+// prefix holding at most max_views views each. max_views is required, so that no
+// request deletes every slug by leaving it out; "more" says to call again.
+func (s *Server) adminDeleteSlugs(c *fiber.Ctx) error {
+	prefix, err := slugQueryText(c, "prefix")
+	if err != nil {
+		return err
+	}
+	maxViews, err := strconv.ParseUint(c.Query("max_views"), 10, 64)
+	if err != nil {
+		return badRequest("bad_max_views", "max_views is required: delete only slugs with at most this many views (a whole number)")
+	}
+	deleted, more, err := s.deps.Blog.DeleteSlugs(prefix, maxViews)
+	if err != nil {
+		return s.blogError(c, err)
+	}
+	return c.JSON(fiber.Map{"deleted": deleted, "more": more})
 }

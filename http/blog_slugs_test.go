@@ -268,3 +268,34 @@ func TestBlogInvisibleCharactersInInput(t *testing.T) {
 		t.Fatalf("stored inquiry: %+v, %v", qs, err)
 	}
 }
+
+func TestBlogAdminClearsAFlood(t *testing.T) {
+	env := blogStart(t, blogAdminToken)
+	if _, err := env.store.SeedViews(map[string]uint64{"junk/a": 1, "junk/b": 2, "junk/c": 3, "post": 1}); err != nil {
+		t.Fatal(err)
+	}
+	refused := []struct {
+		name, query string
+		code        string
+	}{
+		{"without max_views", "?prefix=junk/", "bad_max_views"},
+		{"negative max_views", "?prefix=junk/&max_views=-1", "bad_max_views"},
+		{"prefix with a NUL", "?prefix=a%00&max_views=1", "bad_prefix"},
+	}
+	for _, tt := range refused {
+		wantStatus(t, env.admin(t, http.MethodDelete, "/api/admin/slugs"+tt.query), 400, tt.code)
+	}
+	wantStatus(t, env.do(t, http.MethodDelete, "/api/admin/slugs?max_views=9", nil), 401, "unauthorized")
+
+	r := env.admin(t, http.MethodDelete, "/api/admin/slugs?prefix=junk/&max_views=2")
+	wantStatus(t, r, 200, "")
+	if string(r.Body) != `{"deleted":2,"more":false}` {
+		t.Fatalf("answer: %s", r.Body)
+	}
+	r = env.admin(t, http.MethodGet, "/api/admin/slugs")
+	var p slugsPage
+	r.JSON(t, &p)
+	if p.Count != 2 || fmt.Sprint(p.Slugs) != "[{junk/c 3} {post 1}]" {
+		t.Fatalf("left: %s", r.Body)
+	}
+}

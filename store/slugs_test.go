@@ -145,3 +145,33 @@ func TestSlugsListing(t *testing.T) {
 		}
 	}
 }
+
+// Clearing a flood: slugs under a prefix with few views go, in commits of at most
+// MaxSlugDeletes, and real posts (more views, or another prefix) stay.
+func TestDeleteSlugsClearsAFlood(t *testing.T) {
+	s, _ := blogSetup(t)
+	seed := map[string]uint64{"junk-real": 50, "post": 1}
+	for i := range MaxSlugDeletes + 2 {
+		seed[fmt.Sprintf("junk-%04d", i)] = uint64(i % 2)
+	}
+	if _, err := s.SeedViews(seed); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		deleted int
+		more    bool
+	}{{MaxSlugDeletes, true}, {2, false}, {0, false}}
+	for i, st := range steps {
+		deleted, more, err := s.DeleteSlugs("junk-", 1)
+		if err != nil || deleted != st.deleted || more != st.more {
+			t.Fatalf("call %d: deleted %d, more %v, %v; want %d, %v", i, deleted, more, err, st.deleted, st.more)
+		}
+	}
+	if n, _ := s.SlugCount(); n != 2 {
+		t.Fatalf("slug count %d, want 2", n)
+	}
+	left, err := s.Slugs("", "", 10)
+	if err != nil || fmt.Sprint(left) != "[{junk-real 50} {post 1}]" {
+		t.Fatalf("left: %v, %v", left, err)
+	}
+}

@@ -547,6 +547,57 @@ func (s *Store) DeleteSlug(slug string) (uint64, error) {
 	return total, err
 }
 
+// MaxSlugDeletes bounds the slugs one DeleteSlugs call removes, so that one commit
+// stays small; the caller repeats while it reports more.
+const MaxSlugDeletes = 1000
+
+// DeleteSlugs removes up to MaxSlugDeletes slugs that start with prefix and hold at
+// most maxViews views, freeing their places: how an operator clears a flood of
+// made-up slugs, which hold a view or so each, without touching real posts. It
+// reports how many went and whether more match. The candidates are found in a read,
+// so the scan does not hold up other commits, and each is deleted only if its total
+// is still at most maxViews when the commit runs.
+func (s *Store) DeleteSlugs(prefix string, maxViews uint64) (deleted int, more bool, err error) {
+	var keys [][]byte
+	err = s.view(func(txn *tx) error {
+		return scanPrefix(txn, prefixViews+prefix, false, func(key, val []byte) (bool, error) {
+			if len(val) == 8 && binary.BigEndian.Uint64(val) <= maxViews {
+				if len(keys) == MaxSlugDeletes {
+					more = true
+					return false, nil
+				}
+				keys = append(keys, key)
+			}
+			return true, nil
+		})
+	})
+	if err != nil || len(keys) == 0 {
+		return 0, more, err
+	}
+	err = s.update(func(txn *tx) error {
+		deleted = 0
+		for _, k := range keys {
+			n, known, err := getU64(txn, k)
+			if err != nil {
+				return err
+			}
+			if !known || n > maxViews {
+				continue
+			}
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+			deleted++
+		}
+		count, _, err := getU64(txn, []byte(metaSlugCount))
+		if err != nil {
+			return err
+		}
+		return putU64(txn, []byte(metaSlugCount), count-min(count, uint64(deleted)), 0)
+	})
+	return deleted, more, err
+}
+
 // SlugViews is one slug's total.
 type SlugViews struct {
 	Slug  string `json:"slug"`
