@@ -228,9 +228,9 @@ func (s *Server) blogError(c *fiber.Ctx, err error) error {
 	case errors.As(err, &budget):
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(budget.RetryAfter.Seconds()))))
 		return newError(fiber.StatusTooManyRequests, "new_slug_limit",
-			"this address has brought "+strconv.FormatUint(budget.Budget, 10)+" new slugs into existence today, its share; views of existing posts still count, and new ones again after midnight UTC")
+			"this address has created its share of new slugs for today ("+strconv.FormatUint(budget.Budget, 10)+"); its views of existing posts still count, and it may create new ones again after midnight UTC")
 	case errors.Is(err, store.ErrSlugLimit):
-		return newError(fiber.StatusInsufficientStorage, "slug_limit", "too many distinct slugs are stored; new slugs are refused until an operator deletes some (DELETE /api/admin/slugs/{slug})")
+		return newError(fiber.StatusInsufficientStorage, "slug_limit", "too many distinct slugs are stored; new slugs are refused until an operator deletes some (DELETE /api/admin/slugs)")
 	case errors.Is(err, store.ErrCommentLimit):
 		return newError(fiber.StatusInsufficientStorage, "comment_limit", "the comment store is full; new comments are refused until some are deleted")
 	}
