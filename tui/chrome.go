@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
@@ -22,14 +23,14 @@ func targetSuffix(t string) string {
 
 // header is the tab bar: it fits the width by shortening names, never by cutting one.
 func (m *Model) header() string {
-	st := m.c.st
+	st := m.c.St
 	names := make([]string, len(m.views))
 	for i, v := range m.views {
-		names[i] = v.title()
+		names[i] = v.Title()
 	}
-	line := components.Tabs(st, "hangar", names, m.active, m.c.width)
+	line := components.Tabs(st, "hangar", names, m.active, m.c.Width)
 	if m.dropped > 0 {
-		if skipped := st.Muted.Render(fmt.Sprintf("  (%d events skipped)", m.dropped)); lipgloss.Width(line+skipped) <= m.c.width {
+		if skipped := st.Muted.Render(fmt.Sprintf("  (%d events skipped)", m.dropped)); lipgloss.Width(line+skipped) <= m.c.Width {
 			line += skipped
 		}
 	}
@@ -64,26 +65,26 @@ func (m *Model) bannerText() string {
 		what = "daemon refused the console" + targetSuffix(m.target)
 	}
 	wait := "reconnecting…"
-	if d := retry.Sub(m.c.now()); d > 0 {
+	if d := retry.Sub(m.c.Now()); d > 0 {
 		wait = fmt.Sprintf("reconnecting in %ds", int(math.Ceil(d.Seconds())))
 	}
-	return fmt.Sprintf("%s: %s — %s", what, describeErr(err), wait)
+	return fmt.Sprintf("%s: %s — %s", what, common.DescribeErr(err), wait)
 }
 
 func (m *Model) banner(text string) string {
-	return m.c.st.Banner.Width(m.c.width).Render(text)
+	return m.c.St.Banner.Width(m.c.Width).Render(text)
 }
 
 func (m *Model) footer() string {
-	st := m.c.st
+	st := m.c.St
 	var line string
 	switch {
 	case m.confirm != nil:
-		line = st.Confirm.Render(m.confirm.prompt + " (y/n)")
+		line = st.Confirm.Render(m.confirm.Prompt + " (y/n)")
 	case m.filtering:
 		line = m.filterInput.View()
-	case m.activeView().filter() != "":
-		line = st.Filter.Render("filter: "+m.activeView().filter()) + st.Muted.Render("  (esc clears)")
+	case m.activeView().Filter() != "":
+		line = st.Filter.Render("filter: "+m.activeView().Filter()) + st.Muted.Render("  (esc clears)")
 	}
 	if m.status != "" && m.confirm == nil {
 		s := st.Status
@@ -97,7 +98,7 @@ func (m *Model) footer() string {
 	}
 	if line != "" {
 		// Wrapped, not cut: a question's end ("(y/n)") must stay on screen.
-		line = lipgloss.NewStyle().Width(m.c.width).Render(line)
+		line = lipgloss.NewStyle().Width(m.c.Width).Render(line)
 	}
 	return line + "\n" + m.helpLine()
 }
@@ -109,7 +110,7 @@ func (m *Model) helpLine() string {
 	if m.help.ShowAll {
 		return m.help.View(helpKeys{m})
 	}
-	st := m.c.st
+	st := m.c.St
 	item := func(b key.Binding) string {
 		return st.Title.Render(b.Help().Key) + " " + st.Muted.Render(b.Help().Desc)
 	}
@@ -123,7 +124,7 @@ func (m *Model) helpLine() string {
 			continue
 		}
 		next := strings.Join(append(parts, item(b)), sep) + sep + tailText
-		if lipgloss.Width(next) > m.c.width {
+		if lipgloss.Width(next) > m.c.Width {
 			break
 		}
 		parts = append(parts, item(b))
@@ -135,17 +136,16 @@ func (m *Model) helpLine() string {
 type helpKeys struct{ m *Model }
 
 // shortKeyer is a view whose one-line help is a shorter list than its full help.
-type shortKeyer interface{ shortKeys() []key.Binding }
 
 func (h helpKeys) ShortHelp() []key.Binding {
-	keys := h.m.activeView().keys()
-	if s, ok := h.m.activeView().(shortKeyer); ok {
-		keys = s.shortKeys()
+	keys := h.m.activeView().Keys()
+	if s, ok := h.m.activeView().(common.ShortKeyer); ok {
+		keys = s.ShortKeys()
 	}
-	return append(keys, h.m.c.km.Help, h.m.c.km.Quit)
+	return append(keys, h.m.c.Km.Help, h.m.c.Km.Quit)
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
-	km := h.m.c.km
-	return [][]key.Binding{h.m.activeView().keys(), {km.NextView, km.PrevView, km.Jump}, {km.Filter, km.Refresh, km.Help, km.Quit}}
+	km := h.m.c.Km
+	return [][]key.Binding{h.m.activeView().Keys(), {km.NextView, km.PrevView, km.Jump}, {km.Filter, km.Refresh, km.Help, km.Quit}}
 }

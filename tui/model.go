@@ -14,7 +14,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/keymap"
+	"github.com/hangarhq/hangar/tui/pages"
 	"github.com/hangarhq/hangar/tui/styles"
 )
 
@@ -36,37 +38,6 @@ type Options struct {
 	Width, Height int
 }
 
-// common is what every view shares; one per program, so per SSH session.
-type common struct {
-	ctx  context.Context
-	d    Daemon
-	st   styles.Styles
-	km   keymap.KeyMap
-	now  func() time.Time
-	spin *spinner.Model
-	// currency is the catalogue's, for every amount on screen; "" until it is read.
-	currency string
-	down     bool // the banner is up: views say they wait instead of spinning
-	width    int
-	height   int
-}
-
-// view is one screen of the console. Only the active view gets keys; every view sees
-// the other messages, so data keeps flowing into hidden views.
-type view interface {
-	title() string
-	refresh() tea.Cmd
-	update(msg tea.Msg) tea.Cmd
-	handleKey(msg tea.KeyMsg) tea.Cmd
-	render() string
-	setSize(w, h int)
-	filter() string
-	setFilter(string)
-	keys() []key.Binding
-	// modal reports an open detail pane, which esc closes before anything else.
-	modal() bool
-}
-
 type connState int
 
 const (
@@ -77,11 +48,11 @@ const (
 // Model is the console's root: it owns the event feed, the refresh clock, the banner,
 // confirmations, the filter prompt and help, and routes everything else to the views.
 type Model struct {
-	c      *common
+	c      *common.Common
 	cancel context.CancelFunc
 	target string
 
-	views  []view
+	views  []common.View
 	active int
 
 	state    connState
@@ -96,7 +67,7 @@ type Model struct {
 
 	filterInput textinput.Model
 	filtering   bool
-	confirm     *confirmMsg
+	confirm     *common.ConfirmMsg
 	status      string
 	statusErr   bool
 	notice      bool // status is a noticeMsg: it goes at the next key
@@ -141,7 +112,7 @@ func New(o Options) *Model {
 		o.Height = 30
 	}
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(st.Title))
-	c := &common{ctx: ctx, d: o.Daemon, st: st, km: km, now: o.Now, spin: &sp}
+	c := &common.Common{Ctx: ctx, D: o.Daemon, St: st, Km: km, Now: o.Now, Spin: &sp}
 	fi := textinput.New()
 	fi.Prompt = "/"
 	fi.Placeholder = "filter"
@@ -162,8 +133,8 @@ func New(o Options) *Model {
 		help:        h,
 		dirty:       true,
 	}
-	m.views = []view{
-		newOverview(c), newOrders(c), newDeadLetters(c), newRateLimits(c), newBlog(c), newOutbox(c),
+	m.views = []common.View{
+		pages.NewOverview(c), pages.NewOrders(c), pages.NewDeadLetters(c), pages.NewRateLimits(c), pages.NewBlog(c), pages.NewOutbox(c),
 	}
 	m.resize(o.Width, o.Height)
 	m.render()
@@ -175,7 +146,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) startFeed() tea.Cmd {
-	d, ctx := m.c.d, m.c.ctx
+	d, ctx := m.c.D, m.c.Ctx
 	return func() tea.Msg {
 		ch, err := d.Events(ctx)
 		return feedStartedMsg{ch: ch, err: err}
@@ -211,15 +182,15 @@ func (m *Model) frameTick() tea.Cmd {
 }
 
 func (m *Model) pollTick() tea.Cmd {
-	m.nextPoll = m.c.now().Add(m.refresh)
+	m.nextPoll = m.c.Now().Add(m.refresh)
 	return tea.Tick(m.refresh, func(time.Time) tea.Msg { return pollMsg{} })
 }
 
 func (m *Model) fetchQueue() tea.Cmd {
-	d, ctx := m.c.d, m.c.ctx
+	d, ctx := m.c.D, m.c.Ctx
 	return func() tea.Msg {
 		s, err := d.Queue(ctx)
-		return queueMsg{stats: s, err: err}
+		return common.QueueMsg{Stats: s, Err: err}
 	}
 }
 
@@ -227,11 +198,11 @@ func (m *Model) fetchQueue() tea.Cmd {
 // switching is instant; the calls are small and come every few seconds at most.
 func (m *Model) pollAll() tea.Cmd {
 	cmds := []tea.Cmd{m.fetchQueue()}
-	if m.c.currency == "" {
+	if m.c.Currency == "" {
 		cmds = append(cmds, m.fetchPlans())
 	}
 	for _, v := range m.views {
-		cmds = append(cmds, v.refresh())
+		cmds = append(cmds, v.Refresh())
 	}
 	return tea.Batch(cmds...)
 }
@@ -239,10 +210,10 @@ func (m *Model) pollAll() tea.Cmd {
 // fetchPlans reads the catalogue for its currency; until it answers, amounts show as
 // bare integers rather than with a guessed minor unit.
 func (m *Model) fetchPlans() tea.Cmd {
-	d, ctx := m.c.d, m.c.ctx
+	d, ctx := m.c.D, m.c.Ctx
 	return func() tea.Msg {
 		cat, err := d.Plans(ctx)
-		return plansMsg{cat: cat, err: err}
+		return common.PlansMsg{Cat: cat, Err: err}
 	}
 }
 
@@ -251,7 +222,7 @@ func (m *Model) startSpinner() tea.Cmd {
 		return nil
 	}
 	m.spinning = true
-	return m.c.spin.Tick
+	return m.c.Spin.Tick
 }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -276,7 +247,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		var cmd tea.Cmd
-		*m.c.spin, cmd = m.c.spin.Update(msg)
+		*m.c.Spin, cmd = m.c.Spin.Update(msg)
 		m.dirty = true
 		return m, cmd
 	case pollMsg:
@@ -300,38 +271,38 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.applyEvents(msg.events)...)
 		if msg.closed {
 			m.feed = nil
-			if m.c.ctx.Err() == nil {
+			if m.c.Ctx.Err() == nil {
 				m.feedErr = errors.New("event feed closed")
 			}
 		} else {
 			cmds = append(cmds, waitEvents(m.feed))
 		}
-	case confirmMsg:
+	case common.ConfirmMsg:
 		m.confirm = &msg
 		m.render()
 		return m, nil
-	case actionDoneMsg:
-		m.status, m.statusErr, m.notice = "✓ "+msg.text, msg.err != nil, false
-		if msg.err != nil {
-			m.status = "✗ " + describeAction(msg.err)
+	case common.ActionDoneMsg:
+		m.status, m.statusErr, m.notice = "✓ "+msg.Text, msg.Err != nil, false
+		if msg.Err != nil {
+			m.status = "✗ " + common.DescribeAction(msg.Err)
 		}
 		cmds = append(cmds, m.pollAll())
-	case noticeMsg:
-		m.status, m.statusErr, m.notice = msg.text, msg.err, true
-	case plansMsg:
-		if msg.err == nil {
-			m.c.currency = msg.cat.Currency
+	case common.NoticeMsg:
+		m.status, m.statusErr, m.notice = msg.Text, msg.Err, true
+	case common.PlansMsg:
+		if msg.Err == nil {
+			m.c.Currency = msg.Cat.Currency
 		}
-	case queueMsg:
-		if msg.err == nil {
+	case common.QueueMsg:
+		if msg.Err == nil {
 			m.state = stateReady
 		}
 	}
-	if f, ok := msg.(fetchResult); ok {
-		m.noteFetch(f.fetchErr())
+	if f, ok := msg.(common.FetchResult); ok {
+		m.noteFetch(f.FetchErr())
 	}
 	for _, v := range m.views {
-		cmds = append(cmds, v.update(msg))
+		cmds = append(cmds, v.Update(msg))
 	}
 	if m.loading() {
 		cmds = append(cmds, m.startSpinner())
@@ -352,10 +323,10 @@ func (m *Model) applyEvents(evs []api.Event) []tea.Cmd {
 			m.dropped += ev.Dropped
 		}
 	}
-	batch := eventBatchMsg(evs)
+	batch := common.EventBatchMsg(evs)
 	var cmds []tea.Cmd
 	for _, v := range m.views {
-		cmds = append(cmds, v.update(batch))
+		cmds = append(cmds, v.Update(batch))
 	}
 	return cmds
 }
@@ -380,11 +351,11 @@ func (m *Model) noteFetch(err error) {
 func (m *Model) loading() bool { return m.state == stateLoading && m.bannerText() == "" }
 
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
-	km := m.c.km
+	km := m.c.Km
 	if m.confirm != nil {
 		switch {
 		case key.Matches(msg, km.Yes):
-			run, working := m.confirm.run, m.confirm.working
+			run, working := m.confirm.Run, m.confirm.Working
 			m.confirm = nil
 			if working == "" {
 				working = "working…"
@@ -409,14 +380,14 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 			m.filtering = false
 			m.filterInput.Blur()
 			m.filterInput.SetValue("")
-			m.activeView().setFilter("")
+			m.activeView().SetFilter("")
 			return nil
 		case "ctrl+c":
 			return m.quitCmd()
 		}
 		var cmd tea.Cmd
 		m.filterInput, cmd = m.filterInput.Update(msg)
-		m.activeView().setFilter(m.filterInput.Value())
+		m.activeView().SetFilter(m.filterInput.Value())
 		return cmd
 	}
 	if m.notice {
@@ -427,7 +398,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return m.quitCmd()
 	case key.Matches(msg, km.Help):
 		m.help.ShowAll = !m.help.ShowAll
-		m.resize(m.c.width, m.c.height)
+		m.resize(m.c.Width, m.c.Height)
 		return nil
 	case key.Matches(msg, km.NextView):
 		m.switchTo((m.active + 1) % len(m.views))
@@ -440,7 +411,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, km.Filter):
 		m.filtering = true
-		m.filterInput.SetValue(m.activeView().filter())
+		m.filterInput.SetValue(m.activeView().Filter())
 		m.filterInput.CursorEnd()
 		return m.filterInput.Focus()
 	case key.Matches(msg, km.Refresh):
@@ -450,11 +421,11 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return tea.Batch(m.pollAll(), m.startFeed())
 		}
 		return m.pollAll()
-	case key.Matches(msg, km.Back) && !m.activeView().modal() && m.activeView().filter() != "":
-		m.activeView().setFilter("")
+	case key.Matches(msg, km.Back) && !m.activeView().Modal() && m.activeView().Filter() != "":
+		m.activeView().SetFilter("")
 		return nil
 	}
-	return m.activeView().handleKey(msg)
+	return m.activeView().HandleKey(msg)
 }
 
 func (m *Model) quitCmd() tea.Cmd {
@@ -469,14 +440,14 @@ func (m *Model) switchTo(i int) {
 	}
 	m.active = i
 	m.status = ""
-	m.resize(m.c.width, m.c.height)
+	m.resize(m.c.Width, m.c.Height)
 }
 
-func (m *Model) activeView() view { return m.views[m.active] }
+func (m *Model) activeView() common.View { return m.views[m.active] }
 
 // resize gives the active view whatever the chrome around it leaves.
 func (m *Model) resize(w, h int) {
-	m.c.width, m.c.height = w, h
+	m.c.Width, m.c.Height = w, h
 	m.help.Width = w
 	m.filterInput.Width = max(10, w/3)
 	chrome := lipgloss.Height(m.header()) + lipgloss.Height(m.footer())
@@ -484,7 +455,7 @@ func (m *Model) resize(w, h int) {
 		chrome += lipgloss.Height(m.banner(b))
 	}
 	for _, v := range m.views {
-		v.setSize(w, max(3, h-chrome))
+		v.SetSize(w, max(3, h-chrome))
 	}
 }
 
@@ -499,24 +470,24 @@ func (m *Model) render() {
 		return
 	}
 	b := m.bannerText()
-	m.c.down = b != ""
-	m.resize(m.c.width, m.c.height)
+	m.c.Down = b != ""
+	m.resize(m.c.Width, m.c.Height)
 	var body string
 	switch {
 	case m.state == stateLoading && b == "":
-		body = m.c.spin.View() + " connecting to the daemon" + targetSuffix(m.target) + "…"
+		body = m.c.Spin.View() + " connecting to the daemon" + targetSuffix(m.target) + "…"
 	default:
-		body = m.activeView().render()
+		body = m.activeView().Render()
 	}
 	parts := []string{m.header()}
 	if b != "" {
 		parts = append(parts, m.banner(b))
 	}
-	bodyH := m.c.height - lipgloss.Height(strings.Join(parts, "\n")) - lipgloss.Height(m.footer())
+	bodyH := m.c.Height - lipgloss.Height(strings.Join(parts, "\n")) - lipgloss.Height(m.footer())
 	body = lipgloss.NewStyle().MaxHeight(max(1, bodyH)).Render(body)
 	if pad := bodyH - lipgloss.Height(body); pad > 0 {
 		body += strings.Repeat("\n", pad)
 	}
 	parts = append(parts, body, m.footer())
-	m.frame = lipgloss.NewStyle().MaxWidth(m.c.width).MaxHeight(m.c.height).Render(strings.Join(parts, "\n"))
+	m.frame = lipgloss.NewStyle().MaxWidth(m.c.Width).MaxHeight(m.c.Height).Render(strings.Join(parts, "\n"))
 }

@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
@@ -17,7 +18,7 @@ type rateLimitsMsg struct {
 	err error
 }
 
-func (m rateLimitsMsg) fetchErr() error { return m.err }
+func (m rateLimitsMsg) FetchErr() error { return m.err }
 
 // nearShare is the share of the limit from which a user counts as "near" it.
 const nearShare = 0.8
@@ -35,24 +36,24 @@ var rateCols = []components.Column{
 	{Title: "resets in", Min: 9, Drop: 2}, {Title: "state", Min: 8},
 }
 
-func newRateLimits(c *common) *rateLimits {
+func NewRateLimits(c *common.Common) *rateLimits {
 	return &rateLimits{tableView: newTableView(c, rateCols)}
 }
 
-func (v *rateLimits) title() string       { return "rate limits" }
-func (v *rateLimits) modal() bool         { return false }
-func (v *rateLimits) setFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
-func (v *rateLimits) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down, v.c.km.Reset} }
+func (v *rateLimits) Title() string       { return "rate limits" }
+func (v *rateLimits) Modal() bool         { return false }
+func (v *rateLimits) SetFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
+func (v *rateLimits) Keys() []key.Binding { return []key.Binding{v.c.Km.Up, v.c.Km.Down, v.c.Km.Reset} }
 
-func (v *rateLimits) refresh() tea.Cmd {
-	d, ctx := v.c.d, v.c.ctx
+func (v *rateLimits) Refresh() tea.Cmd {
+	d, ctx := v.c.D, v.c.Ctx
 	return func() tea.Msg {
 		rl, err := d.RateLimits(ctx, 1)
 		return rateLimitsMsg{rl: rl, err: err}
 	}
 }
 
-func (v *rateLimits) update(msg tea.Msg) tea.Cmd {
+func (v *rateLimits) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case rateLimitsMsg:
 		v.err = msg.err
@@ -60,7 +61,7 @@ func (v *rateLimits) update(msg tea.Msg) tea.Cmd {
 			v.rl, v.loaded = msg.rl, true
 			v.rebuild()
 		}
-	case eventBatchMsg:
+	case common.EventBatchMsg:
 		changed := false
 		for _, ev := range msg {
 			if ev.Type != api.EventRateLimit {
@@ -99,7 +100,7 @@ func (v *rateLimits) rebuild() {
 		}
 	}
 	slices.SortStableFunc(v.rows, func(a, b api.RateWindow) int { return b.Count - a.Count })
-	now := v.c.now()
+	now := v.c.Now()
 	rows := make([]components.Row, len(v.rows))
 	for i, w := range v.rows {
 		reset := "-"
@@ -113,25 +114,25 @@ func (v *rateLimits) rebuild() {
 	v.drawBars()
 }
 
-func (v *rateLimits) handleKey(msg tea.KeyMsg) tea.Cmd {
-	if key.Matches(msg, v.c.km.Reset) {
+func (v *rateLimits) HandleKey(msg tea.KeyMsg) tea.Cmd {
+	if key.Matches(msg, v.c.Km.Reset) {
 		key, ok := v.tbl.SelectedKey()
 		if !ok {
 			return nil
 		}
 		user, _ := strconv.ParseInt(key, 10, 64)
-		d, ctx := v.c.d, v.c.ctx
-		return askConfirm(fmt.Sprintf("Reset the message window of user %d?", user), func() tea.Msg {
+		d, ctx := v.c.D, v.c.Ctx
+		return common.AskConfirm(fmt.Sprintf("Reset the message window of user %d?", user), func() tea.Msg {
 			_, err := d.ResetRateLimit(ctx, user)
-			return actionDoneMsg{text: fmt.Sprintf("user %d's window reset", user), err: wrapAction(err, "reset user %d", user)}
+			return common.ActionDoneMsg{Text: fmt.Sprintf("user %d's window reset", user), Err: common.WrapAction(err, "reset user %d", user)}
 		})
 	}
 	v.tbl.Update(msg)
 	return nil
 }
 
-func (v *rateLimits) render() string {
-	st := v.c.st
+func (v *rateLimits) Render() string {
+	st := v.c.St
 	limited, near := 0, 0
 	for _, w := range v.rl.Windows {
 		switch v.state(w) {
@@ -146,7 +147,7 @@ func (v *rateLimits) render() string {
 	head = v.withErr(head)
 	switch {
 	case !v.loaded && v.err == nil:
-		return head + "\n" + loadingLine(v.c, "rate limits")
+		return head + "\n" + v.c.LoadingLine("rate limits")
 	case len(v.rows) == 0:
 		return head + "\n" + st.Muted.Render("no open windows")
 	}
@@ -165,7 +166,7 @@ func (v *rateLimits) drawBars() {
 	}
 }
 
-func (v *rateLimits) setSize(w, h int) {
-	v.tableView.setSize(w, h)
+func (v *rateLimits) SetSize(w, h int) {
+	v.tableView.SetSize(w, h)
 	v.drawBars()
 }

@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
@@ -19,7 +20,7 @@ type deadLettersMsg struct {
 	err    error
 }
 
-func (m deadLettersMsg) fetchErr() error { return m.err }
+func (m deadLettersMsg) FetchErr() error { return m.err }
 
 // deadLetters lists failed orders in the dead-letter list; requeue one, requeue all
 // and purge each ask for confirmation first.
@@ -33,31 +34,31 @@ var dlqCols = []components.Column{
 	{Title: "error", Min: 12, Flex: 4, Drop: 1},
 }
 
-func newDeadLetters(c *common) *deadLetters {
+func NewDeadLetters(c *common.Common) *deadLetters {
 	return &deadLetters{newOrderTable(c, dlqCols)}
 }
 
-func (v *deadLetters) title() string { return "dead letters" }
+func (v *deadLetters) Title() string { return "dead letters" }
 
-func (v *deadLetters) refresh() tea.Cmd {
-	d, ctx := v.c.d, v.c.ctx
+func (v *deadLetters) Refresh() tea.Cmd {
+	d, ctx := v.c.D, v.c.Ctx
 	return func() tea.Msg {
 		o, err := d.DeadLetters(ctx, 100)
 		return deadLettersMsg{orders: o, err: err}
 	}
 }
 
-func (v *deadLetters) keys() []key.Binding {
-	km := v.c.km
+func (v *deadLetters) Keys() []key.Binding {
+	km := v.c.Km
 	if v.detail != nil {
 		return []key.Binding{km.Back, km.Up, km.Down, km.Requeue}
 	}
 	return []key.Binding{km.Up, km.Down, km.Detail, km.Requeue, km.RequeueAll, km.Purge}
 }
 
-func (v *deadLetters) setFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
+func (v *deadLetters) SetFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
 
-func (v *deadLetters) update(msg tea.Msg) tea.Cmd {
+func (v *deadLetters) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case deadLettersMsg:
 		v.err = msg.err
@@ -65,14 +66,14 @@ func (v *deadLetters) update(msg tea.Msg) tea.Cmd {
 			v.all, v.loaded = msg.orders, true
 			v.rebuild()
 		}
-	case plansMsg:
+	case common.PlansMsg:
 		v.redrawDetail()
-	case eventBatchMsg:
+	case common.EventBatchMsg:
 		for _, ev := range msg {
 			// A new dead letter is worth an immediate re-read: it is what operators
 			// watch this view for.
 			if ev.Type == api.EventOrder && ev.Order.Event == "dead_lettered" {
-				return v.refresh()
+				return v.Refresh()
 			}
 		}
 	}
@@ -96,9 +97,9 @@ func (v *deadLetters) selected() (api.Order, bool) {
 	return v.cursorOrder()
 }
 
-func (v *deadLetters) handleKey(msg tea.KeyMsg) tea.Cmd {
-	km := v.c.km
-	d, ctx := v.c.d, v.c.ctx
+func (v *deadLetters) HandleKey(msg tea.KeyMsg) tea.Cmd {
+	km := v.c.Km
+	d, ctx := v.c.D, v.c.Ctx
 	switch {
 	case key.Matches(msg, km.Back) && v.detail != nil:
 		v.closeDetail()
@@ -113,16 +114,16 @@ func (v *deadLetters) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		return askConfirm(fmt.Sprintf("Requeue order #%d?", o.OrderID), func() tea.Msg {
+		return common.AskConfirm(fmt.Sprintf("Requeue order #%d?", o.OrderID), func() tea.Msg {
 			_, err := d.Requeue(ctx, o.OrderID)
-			return actionDoneMsg{text: fmt.Sprintf("order #%d requeued", o.OrderID), err: wrapAction(err, "requeue #%d", o.OrderID)}
+			return common.ActionDoneMsg{Text: fmt.Sprintf("order #%d requeued", o.OrderID), Err: common.WrapAction(err, "requeue #%d", o.OrderID)}
 		})
 	case key.Matches(msg, km.RequeueAll):
 		ids := v.shownIDs()
 		if len(ids) == 0 {
 			return nil
 		}
-		return askConfirm(fmt.Sprintf("Requeue %s?", v.naming(ids)), requeueEach(d, ctx, ids))
+		return common.AskConfirm(fmt.Sprintf("Requeue %s?", v.naming(ids)), requeueEach(d, ctx, ids))
 	case key.Matches(msg, km.Purge):
 		ids := v.shownIDs()
 		if len(ids) == 0 {
@@ -131,9 +132,9 @@ func (v *deadLetters) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if v.filt != "" {
 			// The daemon purges its whole list or nothing: a purge of only the rows a
 			// filter shows cannot be sent.
-			return notice(true, "purge empties the whole dead-letter list: clear the filter (esc) first")
+			return common.Notice(true, "purge empties the whole dead-letter list: clear the filter (esc) first")
 		}
-		return askConfirm(fmt.Sprintf("Purge %s? The orders stay failed.", v.naming(ids)), purgeExactly(d, ctx, ids))
+		return common.AskConfirm(fmt.Sprintf("Purge %s? The orders stay failed.", v.naming(ids)), purgeExactly(d, ctx, ids))
 	}
 	var cmd tea.Cmd
 	if v.detail != nil {
@@ -184,7 +185,7 @@ func idList(ids []int64, n int) string {
 // requeueEach requeues exactly ids, one request each: the daemon's requeue-all would
 // also take dead letters that arrived after the operator was asked. An id that has
 // left the list since is reported, and the others still go.
-func requeueEach(d Daemon, ctx context.Context, ids []int64) tea.Cmd {
+func requeueEach(d common.Daemon, ctx context.Context, ids []int64) tea.Cmd {
 	return func() tea.Msg {
 		var failed []string
 		var first error
@@ -192,29 +193,29 @@ func requeueEach(d Daemon, ctx context.Context, ids []int64) tea.Cmd {
 			if _, err := d.Requeue(ctx, id); err != nil {
 				failed = append(failed, fmt.Sprintf("#%d", id))
 				if first == nil {
-					first = wrapAction(err, "requeue #%d", id)
+					first = common.WrapAction(err, "requeue #%d", id)
 				}
 			}
 		}
 		done := len(ids) - len(failed)
 		if first != nil {
-			return actionDoneMsg{err: fmt.Errorf("%d of %d requeued, not %s: %w", done, len(ids), strings.Join(failed, ", "), first)}
+			return common.ActionDoneMsg{Err: fmt.Errorf("%d of %d requeued, not %s: %w", done, len(ids), strings.Join(failed, ", "), first)}
 		}
-		return actionDoneMsg{text: fmt.Sprintf("%d requeued (%s)", done, idList(ids, 6))}
+		return common.ActionDoneMsg{Text: fmt.Sprintf("%d requeued (%s)", done, idList(ids, 6))}
 	}
 }
 
 // purgeExactly purges only if the daemon's list is still exactly ids. The admin API
 // purges the whole list and takes no ids, so the console re-reads the list first and
 // refuses when it changed; the window left is the one request's round trip.
-func purgeExactly(d Daemon, ctx context.Context, ids []int64) tea.Cmd {
+func purgeExactly(d common.Daemon, ctx context.Context, ids []int64) tea.Cmd {
 	return func() tea.Msg {
 		now, err := d.DeadLetters(ctx, len(ids)+1)
 		if err != nil {
-			return actionDoneMsg{err: wrapAction(err, "purge")}
+			return common.ActionDoneMsg{Err: common.WrapAction(err, "purge")}
 		}
 		if !sameIDs(now, ids) {
-			return actionDoneMsg{err: fmt.Errorf("purge: the dead-letter list changed since you were asked (%d now): nothing purged; look again before purging", len(now))}
+			return common.ActionDoneMsg{Err: fmt.Errorf("purge: the dead-letter list changed since you were asked (%d now): nothing purged; look again before purging", len(now))}
 		}
 		n, err := d.PurgeDLQ(ctx)
 		if err == nil && n != len(ids) {
@@ -222,7 +223,7 @@ func purgeExactly(d Daemon, ctx context.Context, ids []int64) tea.Cmd {
 			// the named ones were all that went.
 			err = fmt.Errorf("purged %d, not the %d you were asked about: the list changed in between", n, len(ids))
 		}
-		return actionDoneMsg{text: fmt.Sprintf("%d dead letters purged (%s)", n, idList(ids, 6)), err: wrapAction(err, "purge")}
+		return common.ActionDoneMsg{Text: fmt.Sprintf("%d dead letters purged (%s)", n, idList(ids, 6)), Err: common.WrapAction(err, "purge")}
 	}
 }
 
@@ -242,8 +243,8 @@ func sameIDs(orders []api.Order, ids []int64) bool {
 	return true
 }
 
-func (v *deadLetters) render() string {
-	st := v.c.st
+func (v *deadLetters) Render() string {
+	st := v.c.St
 	head := st.Label.Render(fmt.Sprintf("%d dead letters", len(v.all)))
 	if len(v.rows) != len(v.all) {
 		head += st.Label.Render(fmt.Sprintf(", %d shown", len(v.rows)))
@@ -252,7 +253,7 @@ func (v *deadLetters) render() string {
 	var body string
 	switch {
 	case !v.loaded && v.err == nil:
-		body = loadingLine(v.c, "dead letters")
+		body = v.c.LoadingLine("dead letters")
 	case len(v.all) == 0 && v.loaded:
 		body = st.OK.Render("no dead letters")
 	case len(v.rows) == 0:

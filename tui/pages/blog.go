@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
@@ -18,14 +19,14 @@ type blogMsg struct {
 	err   error
 }
 
-func (m blogMsg) fetchErr() error { return m.err }
+func (m blogMsg) FetchErr() error { return m.err }
 
 // daysWidth is one line of the last days pane: "2026-11-29    312 views    97 visitors".
 const daysWidth = 38
 
 // blog shows today's views and visitors, the top slugs and the last days.
 type blog struct {
-	c      *common
+	c      *common.Common
 	w, h   int
 	tbl    components.Table
 	stats  api.BlogStats
@@ -36,30 +37,32 @@ type blog struct {
 
 var slugCols = []components.Column{{Title: "slug", Min: 12, Flex: 3}, {Title: "views", Min: 7, Fit: true}, {Title: "share", Min: 8, Flex: 1, Drop: 1}}
 
-func newBlog(c *common) *blog { return &blog{c: c, tbl: components.NewTable(c.st, c.km, slugCols)} }
+func NewBlog(c *common.Common) *blog {
+	return &blog{c: c, tbl: components.NewTable(c.St, c.Km, slugCols)}
+}
 
-func (v *blog) title() string       { return "blog" }
-func (v *blog) filter() string      { return v.filt }
-func (v *blog) modal() bool         { return false }
-func (v *blog) setFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
-func (v *blog) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down} }
+func (v *blog) Title() string       { return "blog" }
+func (v *blog) Filter() string      { return v.filt }
+func (v *blog) Modal() bool         { return false }
+func (v *blog) SetFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
+func (v *blog) Keys() []key.Binding { return []key.Binding{v.c.Km.Up, v.c.Km.Down} }
 
-func (v *blog) refresh() tea.Cmd {
-	d, ctx := v.c.d, v.c.ctx
+func (v *blog) Refresh() tea.Cmd {
+	d, ctx := v.c.D, v.c.Ctx
 	return func() tea.Msg {
 		s, err := d.BlogStats(ctx)
 		return blogMsg{stats: s, err: err}
 	}
 }
 
-func (v *blog) setSize(w, h int) {
+func (v *blog) SetSize(w, h int) {
 	v.w, v.h = w, h
 	// The days pane keeps its natural width; the slugs table takes the rest.
 	v.tbl.SetSize(max(30, min(w*60/100, w-daysWidth-4)), max(3, h-3))
 	v.rebuild()
 }
 
-func (v *blog) update(msg tea.Msg) tea.Cmd {
+func (v *blog) Update(msg tea.Msg) tea.Cmd {
 	if msg, ok := msg.(blogMsg); ok {
 		v.err = msg.err
 		if msg.err == nil {
@@ -92,25 +95,25 @@ func (v *blog) rebuild() {
 	}
 }
 
-func (v *blog) handleKey(msg tea.KeyMsg) tea.Cmd {
+func (v *blog) HandleKey(msg tea.KeyMsg) tea.Cmd {
 	v.tbl.Update(msg)
 	return nil
 }
 
-func (v *blog) render() string {
-	st := v.c.st
+func (v *blog) Render() string {
+	st := v.c.St
 	if !v.loaded {
 		if v.err != nil {
-			return st.StatusErr.Render(describeErr(v.err))
+			return st.StatusErr.Render(common.DescribeErr(v.err))
 		}
-		return loadingLine(v.c, "blog stats")
+		return v.c.LoadingLine("blog stats")
 	}
 	s := v.stats
 	head := st.Label.Render("today ") + st.Value.Render(fmt.Sprintf("%d views", s.TodayViews)) +
 		st.Label.Render(" · ") + st.Value.Render(fmt.Sprintf("%d visitors", s.TodayUniqueVisitors)) +
 		st.Label.Render(fmt.Sprintf(" · %d views in total", s.TotalViews))
 	if v.err != nil {
-		head += "  " + st.StatusErr.Render(describeErr(v.err))
+		head += "  " + st.StatusErr.Render(common.DescribeErr(v.err))
 	}
 	var days strings.Builder
 	days.WriteString(st.Title.Render("last days") + "\n")

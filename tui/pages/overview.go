@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
@@ -30,7 +31,7 @@ type sample struct {
 // overview shows the queue's vital signs, each with a sparkline, and a tail of the
 // order lifecycle feed.
 type overview struct {
-	c       *common
+	c       *common.Common
 	w, h    int
 	stats   *api.QueueStats
 	samples []sample
@@ -38,24 +39,24 @@ type overview struct {
 	filt    string
 }
 
-func newOverview(c *common) *overview { return &overview{c: c} }
+func NewOverview(c *common.Common) *overview { return &overview{c: c} }
 
-func (v *overview) title() string                { return "overview" }
-func (v *overview) refresh() tea.Cmd             { return nil } // the root's queue poll feeds it
-func (v *overview) setSize(w, h int)             { v.w, v.h = w, h }
-func (v *overview) filter() string               { return v.filt }
-func (v *overview) setFilter(s string)           { v.filt = s }
-func (v *overview) modal() bool                  { return false }
-func (v *overview) handleKey(tea.KeyMsg) tea.Cmd { return nil }
-func (v *overview) keys() []key.Binding          { return nil }
+func (v *overview) Title() string                { return "overview" }
+func (v *overview) Refresh() tea.Cmd             { return nil } // the root's queue poll feeds it
+func (v *overview) SetSize(w, h int)             { v.w, v.h = w, h }
+func (v *overview) Filter() string               { return v.filt }
+func (v *overview) SetFilter(s string)           { v.filt = s }
+func (v *overview) Modal() bool                  { return false }
+func (v *overview) HandleKey(tea.KeyMsg) tea.Cmd { return nil }
+func (v *overview) Keys() []key.Binding          { return nil }
 
-func (v *overview) update(msg tea.Msg) tea.Cmd {
+func (v *overview) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case queueMsg:
-		if msg.err == nil {
-			v.add(msg.stats)
+	case common.QueueMsg:
+		if msg.Err == nil {
+			v.add(msg.Stats)
 		}
-	case eventBatchMsg:
+	case common.EventBatchMsg:
 		for _, ev := range msg {
 			switch ev.Type {
 			case api.EventSnapshot:
@@ -106,10 +107,10 @@ func (v *overview) series(f func(sample) float64) []float64 {
 	return out
 }
 
-func (v *overview) render() string {
-	st := v.c.st
+func (v *overview) Render() string {
+	st := v.c.St
 	if v.stats == nil {
-		return loadingLine(v.c, "queue")
+		return v.c.LoadingLine("queue")
 	}
 	s := v.stats
 	last := v.samples[len(v.samples)-1]
@@ -174,7 +175,7 @@ func (v *overview) render() string {
 }
 
 func (v *overview) feed(n int) string {
-	st := v.c.st
+	st := v.c.St
 	var lines []string
 	for i := len(v.recent) - 1; i >= 0 && len(lines) < n; i-- {
 		e := v.recent[i]

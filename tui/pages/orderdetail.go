@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 	"github.com/hangarhq/hangar/tui/styles"
 )
 
 // orderDetail renders an order with its attempt history and errors for a side pane.
-func orderDetail(c *common, o api.Order, width int) string {
-	st, now := c.st, c.now()
+func orderDetail(c *common.Common, o api.Order, width int) string {
+	st, now := c.St, c.Now()
 	// The pane is narrow at 80 columns: lines wrap at spaces rather than lose their end.
 	wrap := lipgloss.NewStyle().Width(width)
 	var b strings.Builder
@@ -30,7 +31,7 @@ func orderDetail(c *common, o api.Order, width int) string {
 	row("status", statusStyle(st, o.Status).Render(status))
 	row("user", fmt.Sprintf("%d (telegram %s)", o.UserID, o.TelegramUserID))
 	row("plan", fmt.Sprintf("%s in %s via %s", o.SpecID, o.Region, o.Provider))
-	row("price", components.Money(o.PricePaid, c.currency))
+	row("price", components.Money(o.PricePaid, c.Currency))
 	row("attempts", fmt.Sprint(o.Attempts))
 	if o.NextRetryAt != nil {
 		row("retry in", components.HumanDuration(o.NextRetryAt.Sub(now)))
@@ -70,12 +71,4 @@ func statusStyle(st styles.Styles, status string) lipgloss.Style {
 	default:
 		return st.Muted
 	}
-}
-
-// loadingLine is what a view shows before its first answer.
-func loadingLine(c *common, what string) string {
-	if c.down {
-		return c.st.Muted.Render("no " + what + " yet: waiting for the daemon")
-	}
-	return c.spin.View() + " loading " + what + "…"
 }

@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
@@ -28,14 +29,14 @@ type ordersMsg struct {
 	err    error
 }
 
-func (m ordersMsg) fetchErr() error { return m.err }
+func (m ordersMsg) FetchErr() error { return m.err }
 
 type orderDetailMsg struct {
 	order api.Order
 	err   error
 }
 
-func (m orderDetailMsg) fetchErr() error { return m.err }
+func (m orderDetailMsg) FetchErr() error { return m.err }
 
 var orderSorts = []struct {
 	name string
@@ -79,7 +80,7 @@ type orders struct {
 }
 
 // terminateStartedMsg says the operator confirmed the termination of an order; the
-// actionDoneMsg naming the order ends it.
+// common.ActionDoneMsg naming the order ends it.
 type terminateStartedMsg struct{ id int64 }
 
 // orderCols give way right to left by Drop at narrow widths: region first, the error
@@ -90,11 +91,11 @@ var orderCols = []components.Column{
 	{Title: "try", Min: 3}, {Title: "updated", Min: 9, Drop: 2}, {Title: "error", Min: 10, Flex: 3, Drop: 1},
 }
 
-func newOrders(c *common) *orders {
+func NewOrders(c *common.Common) *orders {
 	return &orders{orderTable: newOrderTable(c, orderCols), cursors: []int64{0}, terminating: map[int64]bool{}}
 }
 
-func (v *orders) title() string { return "orders" }
+func (v *orders) Title() string { return "orders" }
 
 func (v *orders) status() string {
 	if v.statusIx == 0 {
@@ -112,10 +113,10 @@ func (v *orders) pageIndex() int { return len(v.cursors) - 1 }
 // refresh re-reads the shown page. It asks for one order more than a page: the
 // daemon's next_before only says that a page came back full, so a list of exactly
 // ordersPage orders would otherwise offer an empty page after it.
-func (v *orders) refresh() tea.Cmd {
-	d, ctx, status, before := v.c.d, v.c.ctx, v.status(), v.before()
+func (v *orders) Refresh() tea.Cmd {
+	d, ctx, status, before := v.c.D, v.c.Ctx, v.status(), v.before()
 	v.stale = false
-	v.lastLoad = v.c.now()
+	v.lastLoad = v.c.Now()
 	return func() tea.Msg {
 		p, err := d.Orders(ctx, status, ordersPage+1, before)
 		msg := ordersMsg{status: status, before: before, orders: p.Orders, err: err}
@@ -134,11 +135,11 @@ func (v *orders) turnPage() tea.Cmd {
 	}
 	v.rebuild()
 	v.tbl.Top()
-	return v.refresh()
+	return v.Refresh()
 }
 
-func (v *orders) keys() []key.Binding {
-	km := v.c.km
+func (v *orders) Keys() []key.Binding {
+	km := v.c.Km
 	if v.detail != nil {
 		return []key.Binding{km.Back, km.Up, km.Down, km.Cancel, km.Terminate}
 	}
@@ -147,17 +148,17 @@ func (v *orders) keys() []key.Binding {
 
 // shortKeys leaves the arrows and the page keys to the full help (the head line names
 // the page keys that apply), so the actions fit one line of a 100-column terminal.
-func (v *orders) shortKeys() []key.Binding {
-	km := v.c.km
+func (v *orders) ShortKeys() []key.Binding {
+	km := v.c.Km
 	if v.detail != nil {
-		return v.keys()
+		return v.Keys()
 	}
 	return []key.Binding{km.Detail, km.Status, km.Sort, km.Cancel, km.Terminate}
 }
 
-func (v *orders) setFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
+func (v *orders) SetFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
 
-func (v *orders) update(msg tea.Msg) tea.Cmd {
+func (v *orders) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case ordersMsg:
 		if msg.status != v.status() || msg.before != v.before() {
@@ -168,7 +169,7 @@ func (v *orders) update(msg tea.Msg) tea.Cmd {
 			v.all, v.more, v.loaded = msg.orders, msg.more, true
 			v.rebuild()
 		}
-	case plansMsg:
+	case common.PlansMsg:
 		v.redrawDetail()
 	case orderDetailMsg:
 		if msg.err == nil && v.detail != nil && v.detail.OrderID == msg.order.OrderID {
@@ -179,15 +180,15 @@ func (v *orders) update(msg tea.Msg) tea.Cmd {
 	case terminateStartedMsg:
 		v.terminating[msg.id] = true
 		v.rebuild()
-	case actionDoneMsg:
-		if v.terminating[msg.orderID] {
-			delete(v.terminating, msg.orderID)
+	case common.ActionDoneMsg:
+		if v.terminating[msg.OrderID] {
+			delete(v.terminating, msg.OrderID)
 			v.rebuild()
 		}
-		if msg.err == nil && msg.order != nil {
-			v.patch(*msg.order)
+		if msg.Err == nil && msg.Order != nil {
+			v.patch(*msg.Order)
 		}
-	case eventBatchMsg:
+	case common.EventBatchMsg:
 		return v.applyEvents(msg)
 	}
 	return nil
@@ -222,7 +223,7 @@ func (v *orders) onOtherPage(id int64) bool {
 // applyEvents patches rows in place; an order we do not hold (new, or one that moved
 // into the status being filtered) marks the list stale for a re-read, at most once a
 // second however many events arrive.
-func (v *orders) applyEvents(evs eventBatchMsg) tea.Cmd {
+func (v *orders) applyEvents(evs common.EventBatchMsg) tea.Cmd {
 	changed := false
 	for _, ev := range evs {
 		if ev.Type != api.EventOrder {
@@ -254,8 +255,8 @@ func (v *orders) applyEvents(evs eventBatchMsg) tea.Cmd {
 	if changed {
 		v.rebuild()
 	}
-	if v.stale && v.c.now().Sub(v.lastLoad) >= time.Second {
-		return v.refresh()
+	if v.stale && v.c.Now().Sub(v.lastLoad) >= time.Second {
+		return v.Refresh()
 	}
 	return nil
 }
@@ -282,8 +283,8 @@ func orderSearchText(o api.Order) string {
 	return fmt.Sprintf("#%d %s %d %s %s %s %s %s", o.OrderID, o.Status, o.UserID, o.TelegramUserID, o.SpecID, o.Region, o.Provider, components.Deref(o.ErrorMessage))
 }
 
-func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
-	km := v.c.km
+func (v *orders) HandleKey(msg tea.KeyMsg) tea.Cmd {
+	km := v.c.Km
 	switch {
 	case key.Matches(msg, km.Back) && v.detail != nil:
 		v.closeDetail()
@@ -294,7 +295,7 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		v.openDetail(o)
-		d, ctx := v.c.d, v.c.ctx
+		d, ctx := v.c.D, v.c.Ctx
 		return func() tea.Msg {
 			full, err := d.Order(ctx, o.OrderID)
 			return orderDetailMsg{order: full, err: err}
@@ -309,13 +310,13 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 		case !v.loaded:
 			return nil
 		case !v.more:
-			return notice(false, "no older orders: this is the last page")
+			return common.Notice(false, "no older orders: this is the last page")
 		}
 		v.cursors = append(v.cursors, v.all[len(v.all)-1].OrderID)
 		return v.turnPage()
 	case key.Matches(msg, km.PrevPage):
 		if v.pageIndex() == 0 {
-			return notice(false, "no newer orders: this is the first page")
+			return common.Notice(false, "no newer orders: this is the first page")
 		}
 		v.cursors = v.cursors[:len(v.cursors)-1]
 		return v.turnPage()
@@ -329,10 +330,10 @@ func (v *orders) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		d, ctx := v.c.d, v.c.ctx
-		return askConfirm(fmt.Sprintf("Cancel order #%d (%s)?", o.OrderID, o.Status), func() tea.Msg {
+		d, ctx := v.c.D, v.c.Ctx
+		return common.AskConfirm(fmt.Sprintf("Cancel order #%d (%s)?", o.OrderID, o.Status), func() tea.Msg {
 			_, err := d.CancelOrder(ctx, o.OrderID)
-			return actionDoneMsg{text: fmt.Sprintf("order #%d cancelled", o.OrderID), err: wrapAction(err, "cancel #%d", o.OrderID)}
+			return common.ActionDoneMsg{Text: fmt.Sprintf("order #%d cancelled", o.OrderID), Err: common.WrapAction(err, "cancel #%d", o.OrderID)}
 		})
 	case key.Matches(msg, km.Terminate):
 		o, ok := v.selected()
@@ -364,9 +365,9 @@ func (v *orders) selected() (api.Order, bool) {
 func (v *orders) terminate(o api.Order) tea.Cmd {
 	switch {
 	case v.terminating[o.OrderID]:
-		return notice(false, "order #%d is already being terminated", o.OrderID)
+		return common.Notice(false, "order #%d is already being terminated", o.OrderID)
 	case o.Status != "active":
-		return notice(true, "order #%d is %s: only an active order has a server to terminate", o.OrderID, o.Status)
+		return common.Notice(true, "order #%d is %s: only an active order has a server to terminate", o.OrderID, o.Status)
 	}
 	server := "its server"
 	if ip := components.Deref(o.IPAddress); ip != "" {
@@ -375,12 +376,12 @@ func (v *orders) terminate(o api.Order) tea.Cmd {
 	if o.Provider != "" {
 		server += " at " + o.Provider
 	}
-	d, ctx, id, refreshKey := v.c.d, v.c.ctx, o.OrderID, v.c.km.Refresh.Help().Key
+	d, ctx, id, refreshKey := v.c.D, v.c.Ctx, o.OrderID, v.c.Km.Refresh.Help().Key
 	return func() tea.Msg {
-		return confirmMsg{
-			prompt:  fmt.Sprintf("Terminate order #%d and delete %s? This cannot be undone.", id, server),
-			working: fmt.Sprintf("terminating order #%d…", id),
-			run: tea.Sequence(func() tea.Msg { return terminateStartedMsg{id: id} }, func() tea.Msg {
+		return common.ConfirmMsg{
+			Prompt:  fmt.Sprintf("Terminate order #%d and delete %s? This cannot be undone.", id, server),
+			Working: fmt.Sprintf("terminating order #%d…", id),
+			Run: tea.Sequence(func() tea.Msg { return terminateStartedMsg{id: id} }, func() tea.Msg {
 				done, err := d.TerminateOrder(ctx, id)
 				if err != nil {
 					var ae *api.Error
@@ -388,9 +389,9 @@ func (v *orders) terminate(o api.Order) tea.Cmd {
 						// Not answered: the daemon may have the deletion under way.
 						err = fmt.Errorf("%w (may still be under way; %s re-reads)", err, refreshKey)
 					}
-					return actionDoneMsg{err: wrapAction(err, "terminate order #%d", id), orderID: id}
+					return common.ActionDoneMsg{Err: common.WrapAction(err, "terminate order #%d", id), OrderID: id}
 				}
-				return actionDoneMsg{text: fmt.Sprintf("order #%d terminated, its server deleted", id), orderID: id, order: &done}
+				return common.ActionDoneMsg{Text: fmt.Sprintf("order #%d terminated, its server deleted", id), OrderID: id, Order: &done}
 			}),
 		}
 	}
@@ -408,19 +409,19 @@ func (v *orders) position() string {
 		s = fmt.Sprintf("orders %d–%d", idx*ordersPage+1, idx*ordersPage+n)
 	}
 	if idx > 0 {
-		s += " · " + v.c.km.PrevPage.Help().Key + " newer"
+		s += " · " + v.c.Km.PrevPage.Help().Key + " newer"
 	}
 	switch {
 	case v.more:
-		s += " · " + v.c.km.NextPage.Help().Key + " older"
+		s += " · " + v.c.Km.NextPage.Help().Key + " older"
 	case idx > 0:
 		s += " · last page"
 	}
 	return s
 }
 
-func (v *orders) render() string {
-	st := v.c.st
+func (v *orders) Render() string {
+	st := v.c.St
 	status := v.status()
 	if status == "" {
 		status = "all"
@@ -433,7 +434,7 @@ func (v *orders) render() string {
 	var body string
 	switch {
 	case !v.loaded && v.err == nil:
-		body = loadingLine(v.c, "orders")
+		body = v.c.LoadingLine("orders")
 	case len(v.rows) == 0 && v.loaded:
 		body = st.Muted.Render("no orders match")
 	default:

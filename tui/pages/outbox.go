@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
@@ -18,7 +19,7 @@ type outboxMsg struct {
 	err error
 }
 
-func (m outboxMsg) fetchErr() error { return m.err }
+func (m outboxMsg) FetchErr() error { return m.err }
 
 const outboxKeep = 100
 
@@ -35,22 +36,22 @@ var outboxCols = []components.Column{
 	{Title: "when", Min: 9, Drop: 2}, {Title: "text", Min: 16, Flex: 4}, {Title: "error", Min: 8, Flex: 1, Drop: 1},
 }
 
-func newOutbox(c *common) *outbox { return &outbox{tableView: newTableView(c, outboxCols)} }
+func NewOutbox(c *common.Common) *outbox { return &outbox{tableView: newTableView(c, outboxCols)} }
 
-func (v *outbox) title() string       { return "outbox" }
-func (v *outbox) modal() bool         { return false }
-func (v *outbox) setFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
-func (v *outbox) keys() []key.Binding { return []key.Binding{v.c.km.Up, v.c.km.Down} }
+func (v *outbox) Title() string       { return "outbox" }
+func (v *outbox) Modal() bool         { return false }
+func (v *outbox) SetFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
+func (v *outbox) Keys() []key.Binding { return []key.Binding{v.c.Km.Up, v.c.Km.Down} }
 
-func (v *outbox) refresh() tea.Cmd {
-	d, ctx := v.c.d, v.c.ctx
+func (v *outbox) Refresh() tea.Cmd {
+	d, ctx := v.c.D, v.c.Ctx
 	return func() tea.Msg {
 		ob, err := d.Outbox(ctx, outboxKeep)
 		return outboxMsg{ob: ob, err: err}
 	}
 }
 
-func (v *outbox) update(msg tea.Msg) tea.Cmd {
+func (v *outbox) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case outboxMsg:
 		v.err = msg.err
@@ -59,7 +60,7 @@ func (v *outbox) update(msg tea.Msg) tea.Cmd {
 			v.msgs = append(slices.Clone(msg.ob.Queued), msg.ob.Recent...)
 			v.rebuild()
 		}
-	case eventBatchMsg:
+	case common.EventBatchMsg:
 		changed := false
 		for _, ev := range msg {
 			if ev.Type != api.EventMessage {
@@ -83,7 +84,7 @@ func (v *outbox) update(msg tea.Msg) tea.Cmd {
 }
 
 func (v *outbox) rebuild() {
-	now := v.c.now()
+	now := v.c.Now()
 	var rows []components.Row
 	for _, m := range v.msgs {
 		text := components.MaskSecrets(components.OneLine(m.Text))
@@ -100,13 +101,13 @@ func (v *outbox) rebuild() {
 	v.tbl.SetRows(rows)
 }
 
-func (v *outbox) handleKey(msg tea.KeyMsg) tea.Cmd {
+func (v *outbox) HandleKey(msg tea.KeyMsg) tea.Cmd {
 	v.tbl.Update(msg)
 	return nil
 }
 
-func (v *outbox) render() string {
-	st := v.c.st
+func (v *outbox) Render() string {
+	st := v.c.St
 	queued := 0
 	for _, m := range v.msgs {
 		if m.Status == "queued" {
@@ -121,7 +122,7 @@ func (v *outbox) render() string {
 	head = v.withErr(head)
 	switch {
 	case !v.loaded && v.err == nil:
-		return head + "\n" + loadingLine(v.c, "outbox")
+		return head + "\n" + v.c.LoadingLine("outbox")
 	case len(v.tbl.Rows()) == 0:
 		return head + "\n" + st.Muted.Render("no messages")
 	}

@@ -1,4 +1,4 @@
-package tui
+package pages
 
 import (
 	"strconv"
@@ -8,13 +8,14 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
+	"github.com/hangarhq/hangar/tui/common"
 	"github.com/hangarhq/hangar/tui/components"
 )
 
 // tableView is the state every table view keeps: the table, the text filter and the
 // outcome of the last fetch.
 type tableView struct {
-	c      *common
+	c      *common.Common
 	w, h   int
 	tbl    components.Table
 	loaded bool
@@ -22,13 +23,13 @@ type tableView struct {
 	filt   string
 }
 
-func newTableView(c *common, cols []components.Column) tableView {
-	return tableView{c: c, tbl: components.NewTable(c.st, c.km, cols)}
+func newTableView(c *common.Common, cols []components.Column) tableView {
+	return tableView{c: c, tbl: components.NewTable(c.St, c.Km, cols)}
 }
 
-func (v *tableView) filter() string { return v.filt }
+func (v *tableView) Filter() string { return v.filt }
 
-func (v *tableView) setSize(w, h int) {
+func (v *tableView) SetSize(w, h int) {
 	v.w, v.h = w, h
 	v.fitTable(w)
 }
@@ -42,7 +43,7 @@ func (v *tableView) fitTable(tw int) {
 // withErr adds the last fetch's error to a view's head line.
 func (v *tableView) withErr(head string) string {
 	if v.err != nil {
-		head += "  " + v.c.st.StatusErr.Render(describeErr(v.err))
+		head += "  " + v.c.St.StatusErr.Render(common.DescribeErr(v.err))
 	}
 	return head
 }
@@ -57,13 +58,13 @@ type orderTable struct {
 	detail *api.Order
 }
 
-func newOrderTable(c *common, cols []components.Column) orderTable {
+func newOrderTable(c *common.Common, cols []components.Column) orderTable {
 	return orderTable{tableView: newTableView(c, cols), pane: viewport.New(40, 10)}
 }
 
-func (v *orderTable) modal() bool { return v.detail != nil }
+func (v *orderTable) Modal() bool { return v.detail != nil }
 
-func (v *orderTable) setSize(w, h int) {
+func (v *orderTable) SetSize(w, h int) {
 	v.w, v.h = w, h
 	tw := w
 	if v.detail != nil {
@@ -88,7 +89,7 @@ func orderKey(id int64) string { return strconv.FormatInt(id, 10) }
 
 // setRows shows rows in the table, cells making each line.
 func (v *orderTable) setRows(cells func(o api.Order, now time.Time) []string) {
-	now := v.c.now()
+	now := v.c.Now()
 	rows := make([]components.Row, len(v.rows))
 	for i, o := range v.rows {
 		rows[i] = components.Row{Key: orderKey(o.OrderID), Cells: cells(o, now)}
@@ -107,14 +108,14 @@ func (v *orderTable) cursorOrder() (api.Order, bool) {
 
 func (v *orderTable) openDetail(o api.Order) {
 	v.detail = &o
-	v.setSize(v.w, v.h)
+	v.SetSize(v.w, v.h)
 	v.setDetail()
 	v.pane.GotoTop()
 }
 
 func (v *orderTable) closeDetail() {
 	v.detail = nil
-	v.setSize(v.w, v.h)
+	v.SetSize(v.w, v.h)
 }
 
 func (v *orderTable) setDetail() {
@@ -134,5 +135,5 @@ func (v *orderTable) withPane(body string) string {
 	if v.detail == nil {
 		return body
 	}
-	return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(v.tbl.Width()).Render(body), v.c.st.Pane.Render(v.pane.View()))
+	return lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(v.tbl.Width()).Render(body), v.c.St.Pane.Render(v.pane.View()))
 }
