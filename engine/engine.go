@@ -61,7 +61,9 @@ type Config struct {
 	Password    func(orderID int64) string
 	AdminChatID int64
 	Secrets     SecretsConfig
+	Reconcile   ReconcileConfig
 }
+
 
 // QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
 // defaults; MaxRetries < 0 means no retries.
@@ -189,9 +191,11 @@ func (e *Engine) Start() error {
 	if r, ok := res.(recoverInboxResult); ok && r.err != nil {
 		return fmt.Errorf("engine: recover inbox: %w", r.err)
 	}
+	e.startReconciler()
 	e.started.Store(true)
 	return nil
 }
+
 
 // Stop lets the actors finish what is in their mailboxes, then stops them.
 func (e *Engine) Stop(ctx context.Context) {

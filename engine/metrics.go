@@ -61,3 +61,40 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	return m
 }
+
+// reconcileMetrics describe the last reconciliation of servers against orders.
+type reconcileMetrics struct {
+	duplicates prometheus.Gauge
+	orphans    prometheus.Gauge
+	servers    prometheus.Gauge
+	lastRun    prometheus.Gauge
+	deleted    prometheus.Counter
+	errors     prometheus.Counter
+}
+
+func newReconcileMetrics(reg prometheus.Registerer) *reconcileMetrics {
+	m := &reconcileMetrics{
+		duplicates: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hangar_reconcile_duplicates", Help: "Servers found at the last reconcile that duplicate another of the same order and are still there.",
+		}),
+		orphans: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hangar_reconcile_orphans", Help: "Servers found at the last reconcile whose order is missing, failed, cancelled or terminated, and still there.",
+		}),
+		servers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hangar_reconcile_servers", Help: "hangar-order-* servers the providers listed at the last reconcile.",
+		}),
+		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hangar_reconcile_last_run_timestamp_seconds", Help: "When the last reconcile ran (Unix time).",
+		}),
+		deleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_reconcile_deleted_total", Help: "Duplicate or orphaned servers the reconciler deleted.",
+		}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hangar_reconcile_errors_total", Help: "Provider or store errors during reconciles.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.duplicates, m.orphans, m.servers, m.lastRun, m.deleted, m.errors)
+	}
+	return m
+}

@@ -115,6 +115,9 @@ func startAttempt(now time.Time) func(o *store.Order) error {
 // a retryable failure of the attempt, so a poison order ends in the dead letter queue
 // instead of crashing the engine.
 func (a *orderActor) attempt(c *actor.Context, o store.Order) attemptFinished {
+	if res, settling := a.settle(c, o); settling {
+		return res
+	}
 	start := time.Now()
 	inst, password, err := a.provisionSafely(o)
 	a.d.queue.provisionTime.Observe(time.Since(start).Seconds())
@@ -126,6 +129,83 @@ func (a *orderActor) attempt(c *actor.Context, o store.Order) attemptFinished {
 	default:
 		return a.fail(c, o, err)
 	}
+}
+
+// settle holds back an order a crash or stop caught provisioning: its create may
+// still be finishing at the provider, where a find by label would not see it yet and
+// a second create would make a second server. The order goes back to pending, due
+// once the provider's settle time has passed, without counting an attempt; then it
+// starts as usual and finds the server by label (keeping one if there are several).
+func (a *orderActor) settle(c *actor.Context, o store.Order) (attemptFinished, bool) {
+	if n := len(o.History); n == 0 || o.History[n-1].Event != "resumed" {
+		return attemptFinished{}, false
+	}
+	d := providerSettle(a.d.providers[o.Provider])
+	if d <= 0 {
+		return attemptFinished{}, false
+	}
+	now := a.d.cfg.Clock.Now()
+	until := now.Add(d)
+	waiting, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
+		if o.Status != store.OrderProvisioning {
+			return errSkip
+		}
+		o.Status = store.OrderPending
+		o.Attempts = max(o.Attempts-1, 0) // the next start counts this attempt again
+		o.DueAt, o.QueuedAt, o.SettleUntil = until, until, until
+		o.Record(now, "settling", "")
+		return nil
+	})
+	if err != nil {
+		return a.storeTrouble(o, now, err), true
+	}
+	a.d.cfg.Logger.Info("order: a create may still be finishing at the provider; looking for its server after the settle time",
+		"order", a.id, "provider", o.Provider, "settle", d)
+	a.publish(c, waiting, "settling")
+	return attemptFinished{id: a.id, outcome: outcomeRetry, order: waiting}, true
+}
+
+// providerSettle is how long p may still be finishing a create whose caller went away;
+// a provider that does not say gets none.
+func providerSettle(p Provider) time.Duration {
+	if s, ok := p.(interface{ Settle() time.Duration }); ok {
+		return s.Settle()
+	}
+	return 0
+}
+
+// findServer looks for the order's server. After a settle (duplicates are possible:
+// two creates may both have finished) it lists every server with the label, keeps one
+// — a running one, else the oldest — and deletes the rest.
+func (a *orderActor) findServer(ctx context.Context, prov Provider, o store.Order, label string) (cloud.Instance, bool, error) {
+	lister, ok := prov.(cloud.Lister)
+	if o.SettleUntil.IsZero() || !ok {
+		return prov.FindByLabel(ctx, label)
+	}
+	all, err := lister.List(ctx, label)
+	if err != nil {
+		return cloud.Instance{}, false, err
+	}
+	var mine []cloud.Instance
+	for _, in := range all {
+		if in.Label == label {
+			mine = append(mine, in)
+		}
+	}
+	if len(mine) == 0 {
+		return cloud.Instance{}, false, nil
+	}
+	keep := cloud.Keeper(mine, "")
+	for i, in := range mine {
+		if i == keep {
+			continue
+		}
+		if err := prov.Delete(ctx, in.ID); err != nil {
+			return cloud.Instance{}, false, fmt.Errorf("delete duplicate server %s: %w", in.ID, err)
+		}
+		a.d.cfg.Logger.Warn("order: deleted a duplicate server", "order", a.id, "provider", o.Provider, "instance", in.ID, "kept", mine[keep].ID)
+	}
+	return mine[keep], true, nil
 }
 
 func (a *orderActor) provisionSafely(o store.Order) (inst cloud.Instance, password string, err error) {
@@ -157,7 +237,7 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 	ctx, cancel := context.WithTimeout(a.d.ctx, a.d.cfg.Queue.ProvisionTimeout)
 	defer cancel()
 	label := InstanceLabel(o.ID)
-	inst, found, err := prov.FindByLabel(ctx, label)
+	inst, found, err := a.findServer(ctx, prov, o, label)
 	if err != nil {
 		return cloud.Instance{}, "", err
 	}

@@ -69,20 +69,27 @@ func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResul
 	ctx, cancel := context.WithTimeout(t.d.ctx, t.d.cfg.Queue.ProvisionTimeout)
 	defer cancel()
 	if err := prov.Delete(ctx, o.InstanceID); err != nil {
-		t.d.cfg.Logger.Warn("terminate: provider refused", "order", o.ID, "err", err)
+		t.d.cfg.Logger.Warn("terminate: provider refused; the reconciler retries until it confirms", "order", o.ID, "err", err)
+		// Recorded, so the retries outlive a restart: the server must not keep costing
+		// money because one call failed.
+		now := t.d.cfg.Clock.Now()
+		_, werr := t.d.store.UpdateOrder(o.ID, func(o *store.Order) error {
+			if o.Status != store.OrderActive {
+				return ErrOrderState
+			}
+			o.Terminating = true
+			o.Record(now, "terminate_failed", err.Error())
+			return nil
+		})
+		if werr == nil {
+			tellReconciler(c, retryTermination{id: o.ID})
+		}
 		c.Send(t.d.outbox(), sendTransient{msg: htmlMessage(o.ChatID,
-			fmt.Sprintf("The server of order #%d could not be deleted right now; please try again later.", o.ID))})
+			fmt.Sprintf("The server of order #%d could not be deleted right now; hangar keeps trying and tells you when it is gone.", o.ID))})
 		return orderOpResult{err: fmt.Errorf("provider: %w", err)}
 	}
 	now := t.d.cfg.Clock.Now()
-	done, err := t.d.store.UpdateOrder(o.ID, func(o *store.Order) error {
-		if o.Status != store.OrderActive {
-			return ErrOrderState
-		}
-		o.Status = store.OrderTerminated
-		o.Record(now, "terminated", "")
-		return nil
-	}, htmlMessage(o.ChatID, fmt.Sprintf("🗑 The server of order #%d (%s) was deleted.", o.ID, o.IPAddress)))
+	done, err := finishTermination(t.d.store, now, o)
 	if err != nil && !errors.Is(err, ErrOrderState) {
 		return orderOpResult{err: err}
 	}

@@ -45,6 +45,8 @@ const (
 
 const (
 	metaSchemaVersion = prefixMeta + "schema_version"
+	// metaReconcileLast holds the reconciler's last findings (JSON), one record.
+	metaReconcileLast = prefixMeta + "reconcile_last"
 	// The write-ahead log's own bookkeeping, written straight into Badger by the applier
 	// and never through a commit; backups leave it out.
 	prefixMetaWAL  = prefixMeta + "wal_"

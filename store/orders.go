@@ -69,6 +69,12 @@ type Order struct {
 	CreatedAt      time.Time    `json:"created_at"`
 	UpdatedAt      time.Time    `json:"updated_at"`
 	History        []OrderEvent `json:"history,omitempty"`
+	// SettleUntil is set when a crash or stop caught the order provisioning: a create
+	// may still be finishing at the provider, so none is made before this time.
+	SettleUntil time.Time `json:"settle_until,omitzero"`
+	// Terminating marks an active order whose server deletion was asked for and not yet
+	// confirmed by the provider; it is retried until it is.
+	Terminating bool `json:"terminating,omitempty"`
 }
 
 // WaitingRetry reports whether a pending order is waiting for a retry's due time.

@@ -158,6 +158,8 @@ func (o *Order) AppendBinary(b []byte) ([]byte, error) {
 		b = binary.AppendVarint(b, int64(e.Attempt))
 		b = appendString(b, e.Error)
 	}
+	b = appendTime(b, o.SettleUntil)
+	b = appendBool(b, o.Terminating)
 	return b, nil
 }
 
@@ -181,6 +183,7 @@ func (o *Order) UnmarshalBinary(b []byte) error {
 			o.History[i] = OrderEvent{At: r.time(), Event: r.string(), Status: r.string(), Attempt: int(r.int()), Error: r.string()}
 		}
 	}
+	o.SettleUntil, o.Terminating = r.time(), r.bool()
 	return r.err
 }
 

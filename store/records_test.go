@@ -24,6 +24,7 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 				{At: at, Event: "enqueued", Status: OrderPending},
 				{At: at.Add(2 * time.Second), Event: "retry", Status: OrderPending, Attempt: 1, Error: "timeout, 한국어 ok"},
 			},
+			SettleUntil: at.Add(90 * time.Second), Terminating: true,
 		},
 		&Order{ID: 1}, // zero times and no history stay zero and nil
 		&Balance{UserID: 9, Available: 1_000_000, Held: -1, UpdatedAt: at, Seq: 77},

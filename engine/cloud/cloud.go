@@ -1,6 +1,9 @@
 package cloud
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Instance is a server at a provider.
 type Instance struct {
@@ -10,6 +13,9 @@ type Instance struct {
 	Status string // provider's status word, e.g. "running", "provisioning", "active", "pending"
 	Region string
 	Plan   string
+	// Created is when the provider made the server (zero if it does not say): among
+	// duplicates of one order, the oldest is kept.
+	Created time.Time
 	// RootPassword is set only by Create, and only when the provider generated the
 	// password itself (Vultr). It is for the one message to the user: never store or
 	// log it.

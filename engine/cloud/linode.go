@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/linode/linodego"
 )
@@ -19,6 +20,7 @@ const LinodeDefaultImage = "linode/debian12"
 type Linode struct {
 	client linodego.Client
 	red    redactor
+	settle time.Duration
 }
 
 // NewLinode returns a provider for the Linode API at baseURL ("" is the public API;
@@ -159,6 +161,9 @@ func linodeInstance(in *linodego.Instance) Instance {
 		Status: string(in.Status),
 		Region: in.Region,
 		Plan:   in.Type,
+	}
+	if in.Created != nil {
+		out.Created = *in.Created
 	}
 	// Linode lists public addresses before private ones.
 	for _, ip := range in.IPv4 {

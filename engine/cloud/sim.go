@@ -65,7 +65,7 @@ func OpenSim(cfg SimConfig, st SimStore) (*Sim, error) {
 		return nil, fmt.Errorf("sim: load servers: %w", err)
 	}
 	for _, v := range all {
-		in := Instance{ID: simID(v.Seq), Label: v.Label, IPv4: v.IPv4, Status: v.Status, Region: v.Region, Plan: v.Plan}
+		in := Instance{ID: simID(v.Seq), Label: v.Label, IPv4: v.IPv4, Status: v.Status, Region: v.Region, Plan: v.Plan, Created: v.CreatedAt}
 		s.byLabel[in.Label] = in
 		s.labelOf[in.ID] = in.Label
 	}
@@ -126,12 +126,13 @@ func (s *Sim) Create(ctx context.Context, req CreateRequest) (Instance, error) {
 		return Instance{}, err
 	}
 	in := Instance{
-		ID:     simID(seq),
-		Label:  req.Label,
-		IPv4:   simIP(seq),
-		Status: "running",
-		Region: req.Region,
-		Plan:   req.Plan,
+		ID:      simID(seq),
+		Label:   req.Label,
+		IPv4:    simIP(seq),
+		Status:  "running",
+		Region:  req.Region,
+		Plan:    req.Plan,
+		Created: time.Now().UTC(),
 	}
 	s.mu.Lock()
 	// Another Create for the same label may have finished while this one waited.
@@ -146,7 +147,7 @@ func (s *Sim) Create(ctx context.Context, req CreateRequest) (Instance, error) {
 		// The store's group commit takes many creates at once, so the lock is not held
 		// across the write; a failed write takes the server back.
 		err := s.st.PutSimServer(store.SimServer{Seq: seq, Label: in.Label, IPv4: in.IPv4, Status: in.Status,
-			Region: in.Region, Plan: in.Plan, CreatedAt: time.Now().UTC()})
+			Region: in.Region, Plan: in.Plan, CreatedAt: in.Created})
 		if err != nil {
 			s.forget(in.ID)
 			return Instance{}, &Error{Op: "create", Provider: s.Name(), Status: http.StatusServiceUnavailable, Retryable: true,

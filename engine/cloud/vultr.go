@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/vultr/govultr/v3"
 )
@@ -17,6 +18,7 @@ const VultrDefaultOS = 2136
 type Vultr struct {
 	client *govultr.Client
 	red    redactor
+	settle time.Duration
 }
 
 // NewVultr returns a provider for the Vultr API at baseURL ("" is the public API).
@@ -144,6 +146,7 @@ func vultrInstance(in *govultr.Instance) Instance {
 		Plan:   in.Plan,
 		IPv4:   in.MainIP,
 	}
+	out.Created, _ = time.Parse(time.RFC3339, in.DateCreated)
 	// Vultr reports 0.0.0.0 until the address is assigned.
 	if out.IPv4 == "0.0.0.0" {
 		out.IPv4 = ""

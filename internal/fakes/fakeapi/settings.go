@@ -13,6 +13,13 @@ type Settings struct {
 	Regions   map[string]bool
 	// PageSize applies when a list request names none.
 	PageSize int
+	// CreateDelay is how long a create takes at the provider before the instance exists
+	// and can be listed; the provider finishes it even if the client has gone away, as a
+	// real cloud does. This is the race a crash during a create meets.
+	CreateDelay time.Duration
+	// DuplicateLabels lets two instances share a label (Vultr always does; Linode's
+	// fake refuses a taken label unless this is set).
+	DuplicateLabels bool
 }
 
 // Booting reports whether an instance created at created is still inside the boot
@@ -24,6 +31,12 @@ type Option func(*Settings)
 
 // WithLatency delays every answer by d.
 func WithLatency(d time.Duration) Option { return func(s *Settings) { s.Latency = d } }
+
+// WithCreateDelay makes every create take d before the instance exists.
+func WithCreateDelay(d time.Duration) Option { return func(s *Settings) { s.CreateDelay = d } }
+
+// WithDuplicateLabels lets instances share a label.
+func WithDuplicateLabels() Option { return func(s *Settings) { s.DuplicateLabels = true } }
 
 // WithBootDelay keeps new instances booting for d.
 func WithBootDelay(d time.Duration) Option { return func(s *Settings) { s.BootDelay = d } }

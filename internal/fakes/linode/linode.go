@@ -128,6 +128,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	labelTaken := func(held Instance) bool { return b.Label != "" && held.Label == b.Label }
+	if s.Settings.DuplicateLabels {
+		labelTaken = nil
+	}
+	// The provider works on the create whether or not the caller is still there.
+	time.Sleep(s.Settings.CreateDelay)
 	in, ok := s.Store.Add(b.RootPass, labelTaken, newInstance(b.Label, b.Region, b.Type, b.Image, b.Tags, time.Now()))
 	if !ok {
 		writeError(w, http.StatusBadRequest, "label", "Label must be unique among your Linodes")

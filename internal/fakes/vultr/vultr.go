@@ -138,6 +138,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pass := password()
+	// The provider works on the create whether or not the caller is still there.
+	time.Sleep(s.Settings.CreateDelay)
 	// Labels are not unique at Vultr, so nothing can clash.
 	in, _ := s.Store.Add(pass, nil, newInstance(b.Label, b.Hostname, b.Region, b.Plan, b.OsID, b.Tags, time.Now()))
 	body := s.render(in)
