@@ -56,6 +56,13 @@ func TestViewsAtSizes(t *testing.T) {
 						t.Errorf("line of width %d > %d: %q", w, size[0], l)
 					}
 				}
+				// Every tab keeps its number and the help line its end: nothing is cut.
+				if !strings.Contains(lines[0], "6 outbox") {
+					t.Errorf("tab bar lost its last tab: %q", lines[0])
+				}
+				if last := strings.TrimRight(lines[len(lines)-1], " "); v.name != "help" && !strings.HasSuffix(last, "q quit") {
+					t.Errorf("help line does not end with quit: %q", last)
+				}
 				teatest.RequireEqualOutput(t, []byte(out))
 			})
 		}
