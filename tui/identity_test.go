@@ -234,3 +234,41 @@ func TestPurgeRefusedUnderFilter(t *testing.T) {
 		t.Fatalf("a filtered purge was offered or sent: %v\n%s", b.d.Calls(), out)
 	}
 }
+
+// TestBulkPastWhatIsShown: with more dead letters than the page reads, a bulk requeue
+// says it takes the newest shown, and purge, which would take them all, is refused.
+func TestBulkPastWhatIsShown(t *testing.T) {
+	many := func(d *fakedaemon.Daemon) {
+		var dlq []api.Order
+		for id := int64(130); id > 0; id-- {
+			dlq = append(dlq, deadLetter(id))
+		}
+		d.SetDeadLetters(dlq...)
+	}
+	tests := []struct {
+		name, key, want, call string
+		n                     int
+	}{
+		{"requeue", "R", "Requeue the newest 100 dead letters (#130, #129, #128, #127, #126, #125, and 94 more)?", "Requeue", 100},
+		{"purge", "P", "purge empties the whole dead-letter list, more than the 100 shown", "PurgeDLQ", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := setup(t, many)
+			b.waitScreen(t, "queue depth")
+			b.keys("3")
+			b.waitScreen(t, "more than 100 dead letters: the newest 100 shown")
+			b.keys(tt.key)
+			b.waitScreen(t, tt.want)
+			b.keys("y")
+			if tt.n > 0 {
+				b.waitScreen(t, "✓ 100 requeued")
+			}
+			b.finish(t)
+			got := calledPrefix(b.d, tt.call)
+			if len(got) != tt.n || (tt.n > 0 && (got[0] != "Requeue 130" || got[len(got)-1] != "Requeue 31")) {
+				t.Fatalf("%s calls: %d (%v…), want %d from #130 to #31", tt.call, len(got), got[:min(len(got), 3)], tt.n)
+			}
+		})
+	}
+}

@@ -26,7 +26,12 @@ func (m deadLettersMsg) FetchErr() error { return m.err }
 // and purge each ask for confirmation first.
 type deadLetters struct {
 	orderTable
+	more bool // the daemon holds more dead letters than the page shows
 }
+
+// dlqShown is how many dead letters the page reads: bulk actions take what is shown,
+// so past it they take the newest dlqShown and say so.
+const dlqShown = 100
 
 var dlqCols = []components.Column{
 	{Title: "id", Min: 4, Fit: true}, {Title: "user", Min: 4, Drop: 4, Fit: true}, {Title: "plan", Min: 8, Flex: 1, Drop: 3},
@@ -35,7 +40,7 @@ var dlqCols = []components.Column{
 }
 
 func NewDeadLetters(c *common.Common) *deadLetters {
-	return &deadLetters{newOrderTable(c, dlqCols)}
+	return &deadLetters{orderTable: newOrderTable(c, dlqCols)}
 }
 
 func (v *deadLetters) Title() string { return "dead letters" }
@@ -43,7 +48,7 @@ func (v *deadLetters) Title() string { return "dead letters" }
 func (v *deadLetters) Refresh() tea.Cmd {
 	d, ctx := v.c.D, v.c.Ctx
 	return func() tea.Msg {
-		o, err := d.DeadLetters(ctx, 100)
+		o, err := d.DeadLetters(ctx, dlqShown+1) // one more tells whether there are more
 		return deadLettersMsg{orders: o, err: err}
 	}
 }
@@ -63,7 +68,10 @@ func (v *deadLetters) Update(msg tea.Msg) tea.Cmd {
 	case deadLettersMsg:
 		v.err = msg.err
 		if msg.err == nil {
-			v.all, v.loaded = msg.orders, true
+			v.all, v.loaded, v.more = msg.orders, true, len(msg.orders) > dlqShown
+			if v.more {
+				v.all = v.all[:dlqShown]
+			}
 			v.rebuild()
 		}
 	case common.PlansMsg:
@@ -129,6 +137,9 @@ func (v *deadLetters) HandleKey(msg tea.KeyMsg) tea.Cmd {
 		if len(ids) == 0 {
 			return nil
 		}
+		if v.more {
+			return common.Notice(true, "purge empties the whole dead-letter list, more than the %d shown: requeue or wait until it is shorter", len(v.all))
+		}
 		if v.filt != "" {
 			// The daemon purges its whole list or nothing: a purge of only the rows a
 			// filter shows cannot be sent.
@@ -159,6 +170,9 @@ func (v *deadLetters) shownIDs() []int64 {
 // names exactly what the answer acts on.
 func (v *deadLetters) naming(ids []int64) string {
 	which := "all"
+	if v.more {
+		which = "the newest"
+	}
 	if v.filt != "" {
 		which = "the filtered"
 	}
@@ -246,6 +260,9 @@ func sameIDs(orders []api.Order, ids []int64) bool {
 func (v *deadLetters) Render() string {
 	st := v.c.St
 	head := st.Label.Render(fmt.Sprintf("%d dead letters", len(v.all)))
+	if v.more {
+		head = st.Label.Render(fmt.Sprintf("more than %d dead letters: the newest %d shown", len(v.all), len(v.all)))
+	}
 	if len(v.rows) != len(v.all) {
 		head += st.Label.Render(fmt.Sprintf(", %d shown", len(v.rows)))
 	}

@@ -247,7 +247,13 @@ func (d *Daemon) SetStatus(id int64, status string) {
 }
 
 func (d *Daemon) DeadLetters(ctx context.Context, limit int) ([]api.Order, error) {
-	return answer(d, func() []api.Order { return slices.Clone(d.DLQ) }, "DeadLetters")
+	return answer(d, func() []api.Order {
+		out := slices.Clone(d.DLQ)
+		if limit > 0 && len(out) > limit {
+			out = out[:limit]
+		}
+		return out
+	}, "DeadLetters")
 }
 
 func (d *Daemon) Requeue(ctx context.Context, id int64) (api.Order, error) {
