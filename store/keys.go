@@ -52,6 +52,8 @@ const (
 	prefixMetaWAL  = prefixMeta + "wal_"
 	metaWALApplied = prefixMetaWAL + "applied" // segment u64 BE, offset u64 BE: Badger holds the log up to here
 	metaWALFormat  = prefixMetaWAL + "format"  // present once the log was written framed (walformat.go)
+	// metaTelegramOffset is long polling's getUpdates offset, 8 BE.
+	metaTelegramOffset = prefixMeta + "tg_offset"
 )
 
 func rateLimitKey(userID int64) []byte {

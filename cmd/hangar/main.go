@@ -17,6 +17,7 @@ Usage:
   hangar backup FILE        consistent snapshot of a running daemon (- for stdout)
   hangar restore --data DIR FILE         restore a backup into an empty directory
   hangar repair --data DIR  cut a damaged write-ahead log at the damage (hangar stopped)
+  hangar telegram setup --url URL | info | delete   connect the bot to hangar
   hangar version            module version, VCS revision and Go version of this binary
   hangar health             exit 0 if the daemon's /health is ok (the image's HEALTHCHECK)
   hangar help               show this text
@@ -45,6 +46,8 @@ func main() {
 		err = runRestore(os.Args[2:])
 	case "repair":
 		err = runRepair(os.Args[2:])
+	case "telegram":
+		err = runTelegram(os.Args[2:])
 	case "version", "--version":
 		err = runVersion(os.Args[2:])
 	case "health":

@@ -56,6 +56,7 @@ type serveConfig struct {
 	MetricsAddr         string
 	ShutdownTimeout     time.Duration
 	Storage             storageConfig
+	TelegramMode        string
 }
 
 func parseServeFlags(args []string) (serveConfig, error) { return parseServeFlagsTo(args, os.Stderr) }
@@ -85,6 +86,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	addBlogFlags(f, &c.Blog)
 	addQueueFlags(f, &c.Queue)
 	addStorageFlags(f, &c.Storage)
+	f.String(&c.TelegramMode, "telegram-mode", "HANGAR_TELEGRAM_MODE", "webhook", "how updates arrive: webhook (Telegram posts to /webhook; see hangar telegram setup) or polling (getUpdates, for a machine Telegram cannot reach; needs --bot-token)")
 	f.Bool(&c.Demo, "demo", "HANGAR_DEMO", false, "generate synthetic bot updates, orders and blog views against this daemon's own API (for trying the console)")
 	f.String(&c.AuthorizedKeys, "authorized-keys", "HANGAR_AUTHORIZED_KEYS", "", "OpenSSH authorized_keys file of console operators (default DATA_DIR/authorized_keys)")
 	f.Int(&c.MaxConns, "max-conns", "HANGAR_MAX_CONNS", 0, "concurrent HTTP connections; more get 503 too_many_connections (0: three quarters of the descriptors left after a reserve, from RLIMIT_NOFILE)")
@@ -137,6 +139,12 @@ func (c serveConfig) validate() error {
 	errs = append(errs, c.Blog.validate())
 	errs = append(errs, c.Queue.validate())
 	errs = append(errs, c.Storage.validate())
+	switch {
+	case c.TelegramMode != "webhook" && c.TelegramMode != "polling":
+		errs = append(errs, fmt.Errorf("--telegram-mode %q: use webhook or polling", c.TelegramMode))
+	case c.TelegramMode == "polling" && c.BotToken == "":
+		errs = append(errs, errors.New("--telegram-mode polling needs --bot-token (HANGAR_BOT_TOKEN)"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -275,6 +283,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxPending: cfg.MaxPending, Logger: log, Registry: reg,
 		Queue: cfg.Queue.engineConfig(), Providers: providers, Catalog: plans,
 		Password: engine.NewPasswordDeriver(pwKey), AdminChatID: cfg.AdminChatID,
+		Reconcile: cfg.Queue.reconcileConfig(),
+		Secrets: engine.SecretsConfig{PasswordWindow: cfg.Queue.PasswordWindow,
+			Mask: []string{cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey}},
 	}, st, sender)
 	if err != nil {
 		return err
@@ -285,13 +296,18 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	backupCtx, stopBackups := context.WithCancel(context.Background())
 	defer stopBackups()
 	go scheduleBackups(backupCtx, st, cfg.Storage, log)
+	if err := startPolling(ctx, cfg, st, eng, log); err != nil {
+		eng.Stop(context.Background())
+		return err
+	}
 
 	srv := hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: cfg.WebhookSecret, AdminToken: cfg.AdminToken, MaxBody: cfg.MaxBody,
 		Logger: log, Registry: reg, Blog: cfg.Blog.http(),
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
 		MaxConns: cfg.MaxConns, PrivateOps: cfg.MetricsAddr != "",
-	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st})
+	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st,
+		Reconciler: eng})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

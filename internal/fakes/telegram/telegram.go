@@ -2,7 +2,9 @@ package telegramfake
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -41,6 +43,7 @@ type Server struct {
 	changed    chan struct{}
 	delay      time.Duration
 	refuse     func(text string) bool
+	hook       webhookState // setWebhook, getWebhookInfo, getUpdates (webhook.go)
 }
 
 // New starts a fake that accepts only the given bot token.
@@ -192,6 +195,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case "getMe":
 		writeJSON(w, http.StatusOK, apiResponse{OK: true, Result: map[string]any{"id": 1, "is_bot": true, "first_name": "hangar", "username": "hangar_bot"}})
 	default:
+		if s.handleWebhook(w, r, method, params) {
+			return
+		}
 		writeJSON(w, http.StatusNotFound, apiResponse{ErrorCode: 404, Description: "Not Found: method not found"})
 	}
 }
@@ -255,7 +261,11 @@ func readParams(r *http.Request) (map[string]string, error) {
 			}
 		}
 	case strings.HasPrefix(ct, "multipart/form-data"):
-		if err := r.ParseMultipartForm(1 << 20); err != nil {
+		// A method without parameters (getWebhookInfo) comes as an empty multipart body,
+		// which the Bot API accepts.
+		if err := r.ParseMultipartForm(1 << 20); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
 			return nil, err
 		}
 		for k, v := range r.MultipartForm.Value {
