@@ -83,8 +83,12 @@ type queued struct {
 // ended. Outcomes are made durable by the order actors before the dispatcher hears of
 // them.
 type dispatcher struct {
-	d        dispatcherDeps
-	ready    readyHeap
+	d     dispatcherDeps
+	ready readyHeap
+	// resumed holds the orders a stop or crash caught provisioning: they are started
+	// before anything on ready, since their users have waited longest and a server
+	// may already exist for them.
+	resumed  readyHeap
 	waiting  map[int64]queued
 	inFlight map[int64]*actor.PID
 	// requeued holds orders requeued from the dead-letter list before the actor of
@@ -187,7 +191,7 @@ func (q *dispatcher) recover() recoverOrdersResult {
 	}
 	r.err = q.d.store.OrdersWithStatus(store.OrderProvisioning, func(o store.Order) error {
 		o.DueAt = q.d.cfg.Clock.Now()
-		if q.push(o) {
+		if q.pushTo(&q.resumed, o) {
 			r.resumed++
 		}
 		return nil
@@ -200,7 +204,9 @@ func (q *dispatcher) recover() recoverOrdersResult {
 	return r
 }
 
-func (q *dispatcher) push(o store.Order) bool {
+func (q *dispatcher) push(o store.Order) bool { return q.pushTo(&q.ready, o) }
+
+func (q *dispatcher) pushTo(h *readyHeap, o store.Order) bool {
 	if _, ok := q.waiting[o.ID]; ok {
 		return false
 	}
@@ -208,7 +214,7 @@ func (q *dispatcher) push(o store.Order) bool {
 		return false
 	}
 	q.waiting[o.ID] = queued{due: o.DueAt, attempts: o.Attempts}
-	heap.Push(&q.ready, readyItem{due: o.DueAt, id: o.ID})
+	heap.Push(h, readyItem{due: o.DueAt, id: o.ID})
 	return true
 }
 
@@ -233,36 +239,42 @@ func (q *dispatcher) kick(c *actor.Context) {
 	}
 }
 
-// dispatch starts due orders while there is room, and none once the engine is
-// stopping: their provider calls would be cancelled at once.
+// dispatch starts due orders while there is room, resumed ones first, and none once
+// the engine is stopping: their provider calls would be cancelled at once.
 func (q *dispatcher) dispatch(c *actor.Context) {
-	if q.d.orders.ctx.Err() != nil {
+	if q.stopping() {
 		return
 	}
 	now := q.d.cfg.Clock.Now()
 	var due []dueOrder
-	for len(q.inFlight)+len(due) < q.d.cfg.Queue.MaxConcurrency && q.ready.Len() > 0 {
-		top := q.ready[0]
-		if top.due.After(now) {
-			break
+	for _, h := range []*readyHeap{&q.resumed, &q.ready} {
+		for len(q.inFlight)+len(due) < q.d.cfg.Queue.MaxConcurrency && h.Len() > 0 {
+			top := (*h)[0]
+			if top.due.After(now) {
+				break
+			}
+			heap.Pop(h)
+			w, ok := q.waiting[top.id]
+			if !ok || !w.due.Equal(top.due) {
+				continue // cancelled, or superseded by a newer entry
+			}
+			delete(q.waiting, top.id)
+			due = append(due, dueOrder{id: top.id, attempts: w.attempts, resumed: h == &q.resumed})
 		}
-		heap.Pop(&q.ready)
-		w, ok := q.waiting[top.id]
-		if !ok || !w.due.Equal(top.due) {
-			continue // cancelled, or superseded by a newer entry
-		}
-		delete(q.waiting, top.id)
-		due = append(due, dueOrder{id: top.id, attempts: w.attempts})
 	}
 	if len(due) > 0 {
 		q.start(c, due, now)
 	}
 }
 
+// stopping is true from the moment the engine begins to stop (Engine.StopStarting).
+func (q *dispatcher) stopping() bool { return q.d.orders.ctx.Err() != nil }
+
 // dueOrder is an order dispatch took off the ready queue to start.
 type dueOrder struct {
 	id       int64
 	attempts int
+	resumed  bool
 }
 
 // start moves the due orders to provisioning in one group commit, then gives each
@@ -274,11 +286,22 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 		changes[i] = store.OrderChange{ID: it.id, Apply: startAttempt(now)}
 	}
 	results, err := q.d.store.UpdateOrders(changes)
+	if err == nil && q.stopping() {
+		// The engine began stopping during the commit: an attempt spawned now would be
+		// cut off at once. The orders stay provisioning and are resumed, first, at the
+		// next start, before any provider was called for them.
+		q.d.cfg.Logger.Info("dispatcher: stopping; orders moved to provisioning are left for the next start", "orders", len(due))
+		return
+	}
 	if err != nil {
 		q.d.cfg.Logger.Error("dispatcher: could not start attempts; trying again later", "orders", len(due), "err", err)
 		later := now.Add(q.d.cfg.Queue.Retry.Base)
 		for _, it := range due {
-			q.push(store.Order{ID: it.id, DueAt: later, Attempts: it.attempts})
+			h := &q.ready
+			if it.resumed {
+				h = &q.resumed
+			}
+			q.pushTo(h, store.Order{ID: it.id, DueAt: later, Attempts: it.attempts})
 		}
 		return
 	}

@@ -64,7 +64,6 @@ type Config struct {
 	Reconcile   ReconcileConfig
 }
 
-
 // QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
 // defaults; MaxRetries < 0 means no retries.
 type QueueConfig struct {
@@ -148,6 +147,7 @@ type Engine struct {
 	feed       *actor.PID
 	dispatcher *actor.PID
 	started    atomic.Bool
+	stopped    atomic.Bool // Stop has begun
 	ctx        context.Context
 	cancel     context.CancelFunc
 	subs       atomic.Uint64
@@ -196,28 +196,51 @@ func (e *Engine) Start() error {
 	return nil
 }
 
+// StopStarting is a shutdown's first step, taken as soon as the signal arrives: no
+// order attempt starts from now on, and the provider calls in flight are cancelled so
+// that their actors record them as interrupted (those orders stay provisioning and
+// are resumed, first, at the next start). Requests are still answered and orders still
+// accepted and stored meanwhile; Stop finishes the job.
+func (e *Engine) StopStarting() {
+	if e.ctx.Err() == nil {
+		e.cancel()
+		e.cfg.Logger.Info("engine stopping: no new order attempts start")
+	}
+}
 
-// Stop lets the actors finish what is in their mailboxes, then stops them.
+// Stop lets the actors finish what is in their mailboxes, then stops them, within
+// ctx's deadline, saying what it waits for.
 func (e *Engine) Stop(ctx context.Context) {
-	if !e.started.Swap(false) {
+	if !e.started.Load() || e.stopped.Swap(true) {
 		return
 	}
 	// In-flight provider calls end now; their orders stay provisioning and are resumed
 	// (found by label) at the next start. Give their actors a moment to say so before
 	// the store closes under them.
-	e.cancel()
+	e.StopStarting()
 	settle := 5 * time.Second
 	if deadline, ok := ctx.Deadline(); ok {
 		settle = min(settle, time.Until(deadline))
 	}
+	if st, err := e.QueueStats(); err == nil && st.InFlight > 0 {
+		e.cfg.Logger.Info("waiting for in-flight provider calls to record their state", "in_flight", st.InFlight, "up_to", settle.Round(time.Millisecond))
+	}
+	e.started.Store(false)
 	if settle > 0 {
 		// Answered once the last attempt has reported, or not at all within settle.
-		_, _ = e.actors.Request(e.dispatcher, awaitIdle{}, settle).Result()
+		if _, err := e.actors.Request(e.dispatcher, awaitIdle{}, settle).Result(); err != nil {
+			e.cfg.Logger.Warn("provider calls still running at the shutdown deadline; their orders are resumed at the next start")
+		}
 	}
-	for _, pid := range []*actor.PID{e.router, e.dispatcher, e.outbox, e.feed} {
+	for _, a := range []struct {
+		name string
+		pid  *actor.PID
+	}{{"update router", e.router}, {"dispatcher", e.dispatcher}, {"outbox sender", e.outbox}, {"event feed", e.feed}} {
+		e.cfg.Logger.Debug("waiting for actor to finish its mailbox", "actor", a.name)
 		select {
-		case <-e.actors.Poison(pid).Done():
+		case <-e.actors.Poison(a.pid).Done():
 		case <-ctx.Done():
+			e.cfg.Logger.Warn("shutdown deadline reached before an actor finished its mailbox", "actor", a.name)
 			return
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -17,7 +18,10 @@ import (
 	"github.com/charmbracelet/wish/activeterm"
 	bm "github.com/charmbracelet/wish/bubbletea"
 	"github.com/charmbracelet/wish/logging"
+	"github.com/prometheus/client_golang/prometheus"
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/hangarhq/hangar/internal/connlimit"
 
 	"github.com/hangarhq/hangar/tui/keymap"
 	"github.com/hangarhq/hangar/tui/styles"
@@ -38,7 +42,21 @@ type SSHConfig struct {
 	Logger *slog.Logger
 	// Console adjusts each session's root model options (tests fix the clock).
 	Console func(*Options)
+	// MaxSessions caps concurrent SSH connections, authenticated or not (0: no cap);
+	// the excess is closed at once and counted.
+	MaxSessions int
+	// HandshakeTimeout closes a connection that has not authenticated by then (default
+	// 10 s): one that never finishes the handshake must not hold a descriptor for free.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes an authenticated session with no traffic for this long
+	// (default 30 min).
+	IdleTimeout time.Duration
+	// Registry receives the listener's connection counters (nil: not exported).
+	Registry prometheus.Registerer
 }
+
+// ctxAuthenticated marks, in a connection's context, that its key was accepted.
+type ctxAuthenticated struct{}
 
 // Banner is shown by SSH clients before authentication. A server cannot write to a
 // client whose key it refused (the connection never gets a channel), so this is
@@ -49,12 +67,13 @@ const Banner = "hangar operations console: public-key access only.\r\n" +
 
 // SSHServer serves one console program per SSH session.
 type SSHServer struct {
-	cfg  SSHConfig
-	srv  *ssh.Server
-	log  *slog.Logger
-	ln   net.Listener
-	done chan error
-	once sync.Once
+	cfg   SSHConfig
+	srv   *ssh.Server
+	log   *slog.Logger
+	ln    net.Listener
+	done  chan error
+	once  sync.Once
+	conns *connlimit.Metrics
 }
 
 // NewSSHServer builds the server; Start binds it.
@@ -69,13 +88,21 @@ func NewSSHServer(cfg SSHConfig) (*SSHServer, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &SSHServer{cfg: cfg, log: log.With("component", "ssh"), done: make(chan error, 1)}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 10 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Minute
+	}
+	s := &SSHServer{cfg: cfg, log: log.With("component", "ssh"), done: make(chan error, 1),
+		conns: connlimit.NewMetrics(cfg.Registry, "ssh")}
 	srv, err := wish.NewServer(
 		wish.WithAddress(cfg.Addr),
 		wish.WithHostKeyPath(cfg.HostKeyPath),
 		wish.WithBanner(Banner),
 		wish.WithPublicKeyAuth(s.authorize),
-		wish.WithIdleTimeout(2*time.Hour),
+		wish.WithIdleTimeout(cfg.IdleTimeout),
+		ssh.WrapConn(s.limitHandshake),
 		wish.WithMiddleware(
 			bm.Middleware(s.session),
 			activeterm.Middleware(),
@@ -103,12 +130,34 @@ func (s *SSHServer) authorize(ctx ssh.Context, key ssh.PublicKey) bool {
 			break
 		}
 		if ssh.KeysEqual(k, key) {
+			if authed, ok := ctx.Value(ctxAuthenticated{}).(*atomic.Bool); ok {
+				authed.Store(true)
+			}
 			return true
 		}
 		data = rest
 	}
 	s.log.Info("ssh console: unknown key refused", "user", ctx.User(), "remote", ctx.RemoteAddr().String(), "fingerprint", gossh.FingerprintSHA256(key))
 	return false
+}
+
+// limitHandshake closes the connection unless a key is accepted within the handshake
+// timeout. The idle timeout cannot do this: every byte of a slow handshake renews it.
+func (s *SSHServer) limitHandshake(ctx ssh.Context, conn net.Conn) net.Conn {
+	authed := new(atomic.Bool)
+	ctx.SetValue(ctxAuthenticated{}, authed)
+	t := time.AfterFunc(s.cfg.HandshakeTimeout, func() {
+		if !authed.Load() {
+			s.log.Debug("ssh console: closing a connection that did not authenticate in time",
+				"remote", conn.RemoteAddr().String(), "timeout", s.cfg.HandshakeTimeout)
+			conn.Close()
+		}
+	})
+	go func() {
+		<-ctx.Done() // the connection ended: the timer has nothing left to guard
+		t.Stop()
+	}()
+	return conn
 }
 
 // session builds a fresh root model per session, with styles for that terminal.
@@ -137,7 +186,10 @@ func (s *SSHServer) Start() error {
 	if err != nil {
 		return fmt.Errorf("tui: ssh listen %s: %w", s.cfg.Addr, err)
 	}
-	s.ln = ln
+	// Accept errors (out of descriptors) are waited out with a backoff, and connections
+	// over MaxSessions closed, so a flood costs the flooder, not the daemon.
+	s.ln = connlimit.Wrap(ln, connlimit.Config{Name: "ssh", Max: s.cfg.MaxSessions, Logger: s.log, Metrics: s.conns})
+	ln = s.ln
 	go func() {
 		err := s.srv.Serve(ln)
 		if errors.Is(err, ssh.ErrServerClosed) {
@@ -155,6 +207,24 @@ func (s *SSHServer) Addr() net.Addr {
 	}
 	return s.ln.Addr()
 }
+
+// Close stops accepting and closes every session at once: a console left attached must
+// not hold a shutdown up.
+func (s *SSHServer) Close() error {
+	var err error
+	s.once.Do(func() {
+		err = s.srv.Close()
+		if s.ln != nil {
+			if serveErr := <-s.done; err == nil {
+				err = serveErr
+			}
+		}
+	})
+	return err
+}
+
+// Sessions is the number of SSH connections open, authenticated or not.
+func (s *SSHServer) Sessions() int { return int(s.conns.Open()) }
 
 // Shutdown stops accepting, waits for sessions to end until ctx does, then closes
 // what is left.

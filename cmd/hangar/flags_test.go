@@ -38,6 +38,25 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 					t.Fatalf("flags = %+v", c)
 				}
 			}},
+		{name: "connection budget and shutdown defaults", check: func(t *testing.T, c serveConfig) {
+			if c.MaxConns != 0 || c.MaxSSHSessions != 0 || c.SSHHandshakeTimeout != 10*time.Second ||
+				c.SSHIdleTimeout != 30*time.Minute || c.MetricsAddr != "" || c.ShutdownTimeout != 5*time.Second {
+				t.Fatalf("defaults = %+v", c)
+			}
+		}},
+		{name: "connection budget from env and flags", env: map[string]string{"HANGAR_MAX_CONNS": "300", "HANGAR_MAX_SSH_SESSIONS": "4",
+			"HANGAR_SSH_HANDSHAKE_TIMEOUT": "3s", "HANGAR_METRICS_ADDR": "127.0.0.1:9100"},
+			args: []string{"--ssh-idle-timeout", "5m", "--shutdown-timeout", "3s", "--max-conns", "500"},
+			check: func(t *testing.T, c serveConfig) {
+				if c.MaxConns != 500 || c.MaxSSHSessions != 4 || c.SSHHandshakeTimeout != 3*time.Second ||
+					c.SSHIdleTimeout != 5*time.Minute || c.MetricsAddr != "127.0.0.1:9100" || c.ShutdownTimeout != 3*time.Second {
+					t.Fatalf("budget = %+v", c)
+				}
+			}},
+		{name: "negative connection cap", args: []string{"--max-conns", "-1"}, err: "max-conns"},
+		{name: "zero handshake timeout", args: []string{"--ssh-handshake-timeout", "0s"}, err: "ssh-handshake-timeout"},
+		{name: "shutdown budget under a second", args: []string{"--shutdown-timeout", "10ms"}, err: "shutdown-timeout"},
+		{name: "metrics on the public listener", args: []string{"--http", "127.0.0.1:9", "--metrics-addr", "127.0.0.1:9"}, err: "metrics-addr"},
 		{name: "bad number in env", env: map[string]string{"HANGAR_RATE_LIMIT": "lots"}, err: "HANGAR_RATE_LIMIT"},
 		{name: "bad duration in env", env: map[string]string{"HANGAR_RETRY_BASE": "soon"}, err: "HANGAR_RETRY_BASE"},
 		{name: "bad size", args: []string{"--max-body", "huge"}, err: "size"},
@@ -86,7 +105,8 @@ func TestServeHelpDocumentsEveryVariable(t *testing.T) {
 		"HANGAR_BOT_TOKEN", "HANGAR_TELEGRAM_API", "HANGAR_ADMIN_CHAT_ID", "HANGAR_LINODE_TOKEN", "HANGAR_LINODE_API",
 		"HANGAR_VULTR_API_KEY", "HANGAR_VULTR_API", "HANGAR_AUTHORIZED_KEYS", "HANGAR_RATE_LIMIT", "HANGAR_RATE_WINDOW",
 		"HANGAR_MAX_BODY", "HANGAR_MAX_CONCURRENCY", "HANGAR_MAX_RETRIES", "HANGAR_RETRY_BASE", "HANGAR_SIM_LATENCY",
-		"HANGAR_SIM_FAIL_RATE", "HANGAR_DEMO",
+		"HANGAR_SIM_FAIL_RATE", "HANGAR_DEMO", "HANGAR_METRICS_ADDR", "HANGAR_MAX_CONNS", "HANGAR_MAX_SSH_SESSIONS",
+		"HANGAR_SSH_HANDSHAKE_TIMEOUT", "HANGAR_SSH_IDLE_TIMEOUT", "HANGAR_SHUTDOWN_TIMEOUT",
 	} {
 		if !strings.Contains(help, name) {
 			t.Errorf("--help does not document %s", name)
@@ -95,6 +115,33 @@ func TestServeHelpDocumentsEveryVariable(t *testing.T) {
 	for _, secret := range []string{"super-secret-admin-token", "secret-bot-token"} {
 		if strings.Contains(help, secret) {
 			t.Fatalf("--help printed a secret from the environment")
+		}
+	}
+}
+
+// The caps left at 0 come from the open-file limit, leaving the reserve to the store
+// and outgoing calls; set ones are kept.
+func TestConnectionBudgetFromTheFileLimit(t *testing.T) {
+	cases := []struct {
+		nofile     uint64
+		set        serveConfig
+		conns, ssh int
+	}{
+		{nofile: 1024, conns: 672, ssh: 56},
+		{nofile: 256, conns: 96, ssh: 8},
+		{nofile: 64, conns: 672, ssh: 56}, // below the reserve: treated as unknown (1024)
+		{nofile: 1 << 20, conns: 100_000, ssh: 64},
+		{nofile: 1024, set: serveConfig{MaxConns: 10, MaxSSHSessions: 1}, conns: 10, ssh: 1},
+	}
+	for _, c := range cases {
+		got := c.set
+		got.connBudget(c.nofile)
+		if got.MaxConns != c.conns || got.MaxSSHSessions != c.ssh {
+			t.Errorf("nofile %d, set %d/%d: caps %d/%d, want %d/%d", c.nofile, c.set.MaxConns, c.set.MaxSSHSessions,
+				got.MaxConns, got.MaxSSHSessions, c.conns, c.ssh)
+		}
+		if c.set.MaxConns == 0 && c.nofile > fdReserve && uint64(got.MaxConns+got.MaxSSHSessions)+fdReserve > c.nofile {
+			t.Errorf("nofile %d: caps %d+%d leave less than the reserve", c.nofile, got.MaxConns, got.MaxSSHSessions)
 		}
 	}
 }

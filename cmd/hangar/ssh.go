@@ -5,6 +5,8 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hangarhq/hangar/tui"
 	"github.com/hangarhq/hangar/tui/client"
 )
@@ -12,7 +14,7 @@ import (
 // startConsoleSSH serves the operations console over SSH. The sessions talk to this
 // daemon through its own admin API on loopback, exactly as `hangar console` does, so
 // both consoles are the same code. An empty --ssh switches it off.
-func startConsoleSSH(cfg serveConfig, httpAddr net.Addr, log *slog.Logger) (*tui.SSHServer, error) {
+func startConsoleSSH(cfg serveConfig, httpAddr net.Addr, reg prometheus.Registerer, log *slog.Logger) (*tui.SSHServer, error) {
 	if cfg.SSHAddr == "" {
 		log.Info("SSH console off (--ssh is empty)")
 		return nil, nil
@@ -35,6 +37,10 @@ func startConsoleSSH(cfg serveConfig, httpAddr net.Addr, log *slog.Logger) (*tui
 		Daemon:             func() (tui.Daemon, error) { return daemon, nil },
 		Target:             "hangar@" + httpAddr.String(),
 		Logger:             log,
+		MaxSessions:        cfg.MaxSSHSessions,
+		HandshakeTimeout:   cfg.SSHHandshakeTimeout,
+		IdleTimeout:        cfg.SSHIdleTimeout,
+		Registry:           reg,
 	})
 	if err != nil {
 		return nil, err
