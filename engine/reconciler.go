@@ -35,7 +35,9 @@ type ReconcileConfig struct {
 
 func (c ReconcileConfig) every() time.Duration { return cmp.Or(c.Every, 10*time.Minute) }
 
-func (c ReconcileConfig) retryEvery() time.Duration { return cmp.Or(c.RetryTerminations, 30*time.Second) }
+func (c ReconcileConfig) retryEvery() time.Duration {
+	return cmp.Or(c.RetryTerminations, 30*time.Second)
+}
 
 // ReconcileStore keeps the last findings, and finds terminations left unconfirmed.
 type ReconcileStore interface {
@@ -48,7 +50,7 @@ type ReconcileStore interface {
 
 // ReconcileReport is what one reconciliation found (GET /admin/reconcile).
 type ReconcileReport struct {
-	At            time.Time          `json:"at"`
+	At            time.Time          `json:"at,omitzero"` // absent before the first run
 	Providers     []string           `json:"providers"`
 	Servers       int                `json:"servers"`
 	Duplicates    []ReconcileFinding `json:"duplicates"`
@@ -340,7 +342,12 @@ func (r *reconciler) loadTerminating() {
 // retryTerminations asks the provider again to delete each server whose deletion was
 // refused, until it confirms; then the order is terminated and its owner told.
 func (r *reconciler) retryTerminations(c *actor.Context) {
-	defer recoverPanic(r.d.cfg.Logger, nil, "reconciler", nil)
+	defer func() {
+		if v := recover(); v != nil {
+			r.d.metrics.errors.Inc()
+			r.d.cfg.Logger.Error("reconciler panicked while retrying terminations", "panic", fmt.Sprint(v))
+		}
+	}()
 	for _, id := range sortedKeys(r.terminating) {
 		o, err := r.d.store.GetOrder(id)
 		if err != nil || o.Status != store.OrderActive || !o.Terminating {
@@ -400,8 +407,8 @@ func (e *Engine) startReconciler() {
 		reconcilerKind, actor.WithID(reconcilerID))
 }
 
-// ErrNoReconciler is returned when the reconciler is not running.
-var ErrNoReconciler = errors.New("engine: the reconciler is not running")
+// ErrNoReconciler is returned when the reconciler is not running (an ErrNotStarted).
+var ErrNoReconciler = fmt.Errorf("%w: the reconciler is not running", ErrNotStarted)
 
 // Reconcile runs a reconciliation now and returns its findings.
 func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {

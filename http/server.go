@@ -69,7 +69,8 @@ type Deps struct {
 	Orders     Orders
 	Balances   Balances
 	Inspector  Inspector
-	Backups    Backups // nil leaves GET /admin/backup unregistered
+	Reconciler Reconciler // nil leaves /admin/reconcile unregistered
+	Backups    Backups    // nil leaves GET /admin/backup unregistered
 }
 
 // Server is hangar's HTTP front.
@@ -162,6 +163,10 @@ func (s *Server) routes() {
 	}
 	if s.deps.Backups != nil {
 		admin.Get("/backup", s.backup)
+	}
+	if s.deps.Reconciler != nil {
+		admin.Get("/reconcile", s.lastReconcile)
+		admin.Post("/reconcile", s.reconcileNow)
 	}
 	if s.deps.Balances != nil {
 		admin.Post("/users/:id/deposit", s.deposit)

@@ -35,6 +35,11 @@ type queueConfig struct {
 	LinodeAPI      string
 	VultrKey       string
 	VultrAPI       string
+	// One server per order and secrets (issue 14).
+	CreateSettle     time.Duration
+	ReconcileEvery   time.Duration
+	ReconcileOrphans bool
+	PasswordWindow   time.Duration
 }
 
 func addQueueFlags(f *envFlags, c *queueConfig) {
@@ -56,6 +61,22 @@ func addQueueFlags(f *envFlags, c *queueConfig) {
 	f.String(&c.LinodeAPI, "linode-api", "HANGAR_LINODE_API", "", "Linode API base URL (default: the public API)")
 	f.Secret(&c.VultrKey, "vultr-api-key", "HANGAR_VULTR_API_KEY", "Vultr API key; switches the vultr provider on")
 	f.String(&c.VultrAPI, "vultr-api", "HANGAR_VULTR_API", "", "Vultr API base URL (default: the public API)")
+	f.Duration(&c.CreateSettle, "create-settle", "HANGAR_CREATE_SETTLE", cloud.DefaultSettle,
+		"how long Linode and Vultr get to finish a create cut by a crash or stop before the order looks for its server (the simulator: its longest latency)")
+	f.Duration(&c.ReconcileEvery, "reconcile-every", "HANGAR_RECONCILE_EVERY", 10*time.Minute,
+		"how often the providers' hangar-order-* servers are compared with the orders (0: only on POST /admin/reconcile)")
+	f.Bool(&c.ReconcileOrphans, "reconcile-delete-orphans", "HANGAR_RECONCILE_DELETE_ORPHANS", false,
+		"delete servers whose order is missing, failed, cancelled or terminated (otherwise they are only reported)")
+	f.Duration(&c.PasswordWindow, "password-window", "HANGAR_PASSWORD_WINDOW", 15*time.Minute,
+		"how long after a server is ready its owner can ask for the root password again with /password")
+}
+
+func (c queueConfig) reconcileConfig() engine.ReconcileConfig {
+	every := c.ReconcileEvery
+	if every <= 0 {
+		every = -1 // the engine reads 0 as "default"
+	}
+	return engine.ReconcileConfig{Every: every, DeleteOrphans: c.ReconcileOrphans}
 }
 
 func (c queueConfig) validate() error {
@@ -74,6 +95,9 @@ func (c queueConfig) validate() error {
 	}
 	if _, _, err := cloud.ParseLatency(c.SimLatency); err != nil {
 		errs = append(errs, fmt.Errorf("--sim-latency: %w", err))
+	}
+	if c.CreateSettle <= 0 || c.PasswordWindow <= 0 {
+		errs = append(errs, errors.New("--create-settle and --password-window must be positive"))
 	}
 	if c.OrdersPerHour < 1 {
 		errs = append(errs, errors.New("--orders-per-hour must be at least 1"))
@@ -113,6 +137,7 @@ func (c queueConfig) providers(log *slog.Logger, st cloud.SimStore) (map[string]
 		if err != nil {
 			return nil, err
 		}
+		p.SetSettle(c.CreateSettle)
 		out["linode"] = p
 	}
 	if c.VultrKey != "" {
@@ -120,6 +145,7 @@ func (c queueConfig) providers(log *slog.Logger, st cloud.SimStore) (map[string]
 		if err != nil {
 			return nil, err
 		}
+		p.SetSettle(c.CreateSettle)
 		out["vultr"] = p
 	}
 	names := make([]string, 0, len(out))
