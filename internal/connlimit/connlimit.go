@@ -30,6 +30,12 @@ const refuseLinger = time.Second
 // lingerDrain caps what a lingering close reads and throws away.
 const lingerDrain = 4 << 20
 
+// silentGrace is how long a connection that has sent nothing is kept once the listener
+// closes: a client's request may still be on its way, but a connection dialled and
+// left unused (HTTP clients dial spares) would otherwise hold a graceful shutdown up
+// (fasthttp counts it as busy for 5 s).
+const silentGrace = 250 * time.Millisecond
+
 // Config tunes a Listener.
 type Config struct {
 	// Name labels the metrics and logs ("http", "ssh").
@@ -85,6 +91,8 @@ type Listener struct {
 	refusing chan struct{}
 	done     chan struct{}
 	once     sync.Once
+	mu       sync.Mutex
+	live     map[*Conn]struct{}
 }
 
 // Wrap guards ln.
@@ -92,7 +100,8 @@ func Wrap(ln net.Listener, cfg Config) *Listener {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	l := &Listener{Listener: ln, cfg: cfg, refusing: make(chan struct{}, refusalsInFlight), done: make(chan struct{})}
+	l := &Listener{Listener: ln, cfg: cfg, refusing: make(chan struct{}, refusalsInFlight), done: make(chan struct{}),
+		live: map[*Conn]struct{}{}}
 	l.open = new(atomic.Int64)
 	if cfg.Metrics != nil {
 		l.open = cfg.Metrics.open
@@ -103,10 +112,38 @@ func Wrap(ln net.Listener, cfg Config) *Listener {
 // Open is the number of connections accepted and not yet closed.
 func (l *Listener) Open() int { return int(l.open.Load()) }
 
-// Close stops accepting; a backoff in progress ends at once.
+// Close stops accepting; a backoff in progress ends at once, and connections that
+// have sent nothing are closed once they have had silentGrace to start.
 func (l *Listener) Close() error {
-	l.once.Do(func() { close(l.done) })
+	l.once.Do(func() {
+		close(l.done)
+		go l.closeSilent()
+	})
 	return l.Listener.Close()
+}
+
+// closeSilent closes, as their grace ends, the connections that never sent a byte; it
+// returns once every connection left has spoken (those finish their requests).
+func (l *Listener) closeSilent() {
+	for {
+		var silent []*Conn
+		l.mu.Lock()
+		for c := range l.live {
+			if !c.spoke.Load() {
+				silent = append(silent, c)
+			}
+		}
+		l.mu.Unlock()
+		if len(silent) == 0 {
+			return
+		}
+		for _, c := range silent {
+			if time.Since(c.accepted) >= silentGrace && !c.spoke.Load() {
+				c.Close()
+			}
+		}
+		time.Sleep(silentGrace / 5)
+	}
 }
 
 // Accept returns the next connection within the cap. Errors that a busy server meets
@@ -150,7 +187,11 @@ func (l *Listener) Accept() (net.Conn, error) {
 			continue
 		}
 		l.open.Add(1)
-		return &Conn{Conn: c, l: l}, nil
+		conn := &Conn{Conn: c, l: l, accepted: time.Now()}
+		l.mu.Lock()
+		l.live[conn] = struct{}{}
+		l.mu.Unlock()
+		return conn, nil
 	}
 }
 
@@ -202,9 +243,20 @@ func lingerClose(c net.Conn) {
 // Conn is a connection counted against its listener's cap until it is closed.
 type Conn struct {
 	net.Conn
-	l      *Listener
-	closed atomic.Bool
-	linger atomic.Bool
+	l        *Listener
+	accepted time.Time
+	closed   atomic.Bool
+	linger   atomic.Bool
+	spoke    atomic.Bool // a byte has been read from the peer
+}
+
+// Read notes that the peer has spoken.
+func (c *Conn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.spoke.Load() {
+		c.spoke.Store(true)
+	}
+	return n, err
 }
 
 // LingerOnClose asks Close to let the peer read the last answer first: used when the
@@ -216,6 +268,9 @@ func (c *Conn) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.l.mu.Lock()
+	delete(c.l.live, c)
+	c.l.mu.Unlock()
 	if c.linger.Load() {
 		go func() {
 			_ = c.Conn.SetDeadline(time.Now().Add(refuseLinger))

@@ -155,3 +155,41 @@ func TestRetryableAcceptErrors(t *testing.T) {
 		}
 	}
 }
+
+// Once the listener closes, a connection that never sent a byte is closed after a
+// short grace (HTTP clients dial spare connections they may never use, and a graceful
+// shutdown would wait for them), while one that has spoken is left to its server.
+func TestClosingTheListenerClosesSilentConnections(t *testing.T) {
+	addr, accepted, _, ln := setup(t, 0)
+	silent, spoken := dial(t, addr), dial(t, addr)
+	a, b := <-accepted, <-accepted
+	if _, err := spoken.Write([]byte("GET")); err != nil {
+		t.Fatal(err)
+	}
+	// Which accepted connection is which depends on arrival: read from the one that
+	// has something to say.
+	var talker net.Conn
+	for talker == nil {
+		for _, c := range []net.Conn{a, b} {
+			_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			if n, _ := c.Read(make([]byte, 3)); n > 0 {
+				talker = c
+			}
+		}
+	}
+	ln.Close()
+
+	_ = silent.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the silent connection read %v, want it closed by the listener's close", err)
+	}
+	// The spoken one is still the server's: it can answer on it.
+	if _, err := talker.Write([]byte("ok\n")); err != nil {
+		t.Fatalf("the connection that spoke was closed: %v", err)
+	}
+	_ = spoken.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if line, err := bufio.NewReader(spoken).ReadString('\n'); line != "ok\n" {
+		t.Fatalf("the connection that spoke read %q, %v", line, err)
+	}
+	talker.Close()
+}
