@@ -3,7 +3,6 @@ package engine
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/hangarhq/hangar/engine/catalog"
+	"github.com/hangarhq/hangar/engine/telegram"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -165,11 +165,10 @@ func (b *bot) order(chat, user int64, args string, out *botOutcome) {
 	bal, _ := b.store.GetBalance(user)
 	msg := htmlMessage(chat, fmt.Sprintf("Order <b>%s</b> in <b>%s</b> for <b>%s</b> a month?\nYour balance: %s. The price is held now and charged when the server is ready.",
 		html.EscapeString(plan.Name), html.EscapeString(fields[1]), b.money(plan.Price), b.money(bal.Available)))
-	kb := models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{
+	msg.ReplyMarkup, _ = telegram.Markup([]telegram.Button{
 		{Text: "✅ Confirm", CallbackData: "oc:" + nonce},
 		{Text: "✖ Cancel", CallbackData: "ox:" + nonce},
-	}}}
-	msg.ReplyMarkup, _ = json.Marshal(kb)
+	})
 	out.replies = append(out.replies, msg)
 }
 

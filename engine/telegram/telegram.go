@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -48,11 +47,12 @@ func (c *Client) Enabled() bool { return true }
 func (c *Client) Send(ctx context.Context, m store.OutboxMessage) error {
 	p := &tgbot.SendMessageParams{ChatID: m.ChatID, Text: m.Text, ParseMode: models.ParseMode(m.ParseMode)}
 	if len(m.ReplyMarkup) > 0 {
-		var kb models.InlineKeyboardMarkup
-		if err := json.Unmarshal(m.ReplyMarkup, &kb); err != nil {
-			return &Error{err: fmt.Errorf("bad reply markup: %w", err), permanent: true}
+		// Our own Keyboard, not models.InlineKeyboardMarkup: see Button.
+		kb, err := ParseMarkup(m.ReplyMarkup)
+		if err != nil {
+			return &Error{err: err, permanent: true}
 		}
-		p.ReplyMarkup = &kb
+		p.ReplyMarkup = kb
 	}
 	_, err := c.bot.SendMessage(ctx, p)
 	return c.classify(err)
