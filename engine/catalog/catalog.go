@@ -32,12 +32,19 @@ type Catalog struct {
 	Currency string `json:"currency"`
 	Plans    []Plan `json:"plans"`
 	byID     map[string]Plan
+	// off names the providers this server cannot order from (no token): their plans
+	// are left out of Plans and refused by Lookup, yet Get still finds them for the
+	// orders placed before.
+	off map[string]bool
 }
 
 // Errors of Lookup.
 var (
 	ErrUnknownPlan   = errors.New("unknown plan")
 	ErrUnknownRegion = errors.New("the plan is not offered in that region")
+	// ErrPlanUnavailable is a plan in the catalogue whose provider is not switched on
+	// here: an order for it could only fail.
+	ErrPlanUnavailable = errors.New("plan unavailable")
 )
 
 var specIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
@@ -105,6 +112,9 @@ func (c *Catalog) Lookup(specID, region string) (Plan, error) {
 	if !ok {
 		return Plan{}, fmt.Errorf("%w %q", ErrUnknownPlan, specID)
 	}
+	if c.off[p.Provider] {
+		return Plan{}, fmt.Errorf("%w: %s is a %s plan and %s is not configured on this server, so it cannot be ordered", ErrPlanUnavailable, specID, p.Provider, p.Provider)
+	}
 	if !p.HasRegion(region) {
 		return Plan{}, fmt.Errorf("%w: %s offers %v", ErrUnknownRegion, specID, p.Regions)
 	}
@@ -115,4 +125,19 @@ func (c *Catalog) Lookup(specID, region string) (Plan, error) {
 func (c *Catalog) Get(specID string) (Plan, bool) {
 	p, ok := c.byID[specID]
 	return p, ok
+}
+
+// Orderable returns the catalogue as this server can sell it: plans of providers for
+// which enabled is false are no longer listed and Lookup refuses them with
+// ErrPlanUnavailable. c itself is not changed.
+func (c *Catalog) Orderable(enabled func(provider string) bool) *Catalog {
+	out := &Catalog{Currency: c.Currency, byID: c.byID, off: map[string]bool{}}
+	for _, p := range c.Plans {
+		if enabled(p.Provider) {
+			out.Plans = append(out.Plans, p)
+		} else {
+			out.off[p.Provider] = true
+		}
+	}
+	return out
 }
