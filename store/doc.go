@@ -1,16 +1,12 @@
-// Package store owns every byte hangar keeps on disk. It is the only package that
-// imports Badger.
+// Package store owns every byte hangar keeps on disk: the keyspace (keys.go), one file
+// per record kind with its typed methods, record codecs, sequences, and the ordered
+// schema migrations run at Open (meta.go). It is the only package that imports
+// Badger.
 //
-// Commits (Store.update) run one at a time, reading through tx: their own
-// writes, then the overlay of committed entries Badger does not have yet (or that are
-// cached), then Badger. Its writes go into the overlay and the write-ahead log
-// (wal.go), whose writer shares one fdatasync among every commit that arrived meanwhile
-// and only then answers their callers. Readers outside commits (Store.view) see an
-// entry only once that sync has covered it. The applier (apply.go) writes the log's commits
-// into Badger behind it in large batches, the only writer Badger has; at start the log
-// is replayed into Badger, so a crash loses nothing that was acknowledged.
-//
-// The keyspace is declared in keys.go, record codecs and typed methods live one file
-// per record kind, sequences in seq.go, and the ordered schema migrations run at start
-// in meta.go.
+// Every write is a commit of the engine in store/internal/kv: a function run against
+// a transaction (tx) whose reads see every commit before it, and which returns once the
+// write-ahead log's fdatasync covers it. Readers outside commits (view) see only what
+// is durable. A record kind needs nothing of the engine but update, updateNow, view
+// and the tx methods (Get, Set, SetEntry, Delete, NewIterator, PutOwned, MarkBorn);
+// see kv's doc for what the engine promises.
 package store

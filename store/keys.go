@@ -41,17 +41,17 @@ const (
 
 	// the simulated cloud provider
 	prefixSimServer = "simsrv:" // simsrv:{seq:8 BE} → SimServer: the simulator's servers, deleted with them
+	// root passwords and SSH keys (issue 14)
+	prefixSealedPassword = "sealedpw:" // sealedpw:{orderID:8 BE} → SealedPassword, deleted once sent and past the /password window
+	prefixSSHKey         = "sshkey:"   // sshkey:{telegramUser} → UserSSHKey: the public key servers are created with
 )
 
 const (
 	metaSchemaVersion = prefixMeta + "schema_version"
 	// metaReconcileLast holds the reconciler's last findings (JSON), one record.
 	metaReconcileLast = prefixMeta + "reconcile_last"
-	// The write-ahead log's own bookkeeping, written straight into Badger by the applier
-	// and never through a commit; backups leave it out.
-	prefixMetaWAL  = prefixMeta + "wal_"
-	metaWALApplied = prefixMetaWAL + "applied" // segment u64 BE, offset u64 BE: Badger holds the log up to here
-	metaWALFormat  = prefixMetaWAL + "format"  // present once the log was written framed (walformat.go)
+	// meta:wal_* (kv.ReservedPrefix) is the write-ahead log's own bookkeeping, written
+	// by store/internal/kv straight into Badger; no record kind may use it.
 	// metaTelegramOffset is long polling's getUpdates offset, 8 BE.
 	metaTelegramOffset = prefixMeta + "tg_offset"
 )

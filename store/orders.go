@@ -272,7 +272,7 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 			return err
 		}
 		if old == nil { // a new order's id was never handed out before
-			txn.markBorn(key)
+			txn.MarkBorn(key)
 		}
 	}
 	if old == nil {

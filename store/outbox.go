@@ -97,7 +97,7 @@ func putNewOutbox(txn *tx, m *OutboxMessage) error {
 	if err := putRecord(txn, key, m, 0); err != nil {
 		return err
 	}
-	txn.markBorn(key)
+	txn.MarkBorn(key)
 	return nil
 }
 

@@ -699,7 +699,7 @@ func getU64(txn *tx, key []byte) (n uint64, known bool, err error) {
 func putU64(txn *tx, key []byte, n uint64, ttl time.Duration) error {
 	v := make([]byte, 8)
 	binary.BigEndian.PutUint64(v, n)
-	return txn.putOwned(key, v, expiry(ttl), false)
+	return txn.PutOwned(key, v, expiry(ttl), false)
 }
 
 func addU64(txn *tx, key []byte, delta uint64, ttl time.Duration) (uint64, error) {

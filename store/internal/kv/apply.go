@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // per Badger batch, then lets their entries leave the overlay and their segments go.
 // It is the only writer Badger has, so it alone numbers Badger's versions.
 type applier struct {
-	s   *Store
+	s   *DB
 	ts  uint64
 	dir string
 	// keep is set once a batch could not be applied: the log then stays on disk for
@@ -25,7 +25,7 @@ type applier struct {
 	fault func() error
 	// pos is how far Badger holds the log (walApplied).
 	pos logPos
-	// unwritten holds the keys born in the log (see tx.markBorn) whose entries have
+	// unwritten holds the keys born in the log (see tx.MarkBorn) whose entries have
 	// all been skipped so far: Badger has no version of them, so a delete that is
 	// their newest entry need not reach it.
 	unwritten map[string]struct{}

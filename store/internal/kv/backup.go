@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bufio"
@@ -40,14 +40,14 @@ type BackupInfo struct {
 }
 
 // Backup writes a consistent snapshot of the store to w.
-func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupInfo, error) {
+func (s *DB) Backup(ctx context.Context, w io.Writer) (BackupInfo, error) {
 	var (
 		snap []*walEntry
 		ts   uint64
 	)
 	// The snapshot is a commit that writes nothing: it runs between two commits and
 	// returns once everything it copied is durable.
-	err := s.update(func(*tx) error {
+	err := s.Update(func(*Txn) error {
 		s.ovMu.RLock()
 		snap = make([]*walEntry, 0, len(s.overlay))
 		for _, e := range s.overlay {

@@ -1,4 +1,4 @@
-package store
+package kv
 
 import "sync"
 
@@ -9,7 +9,7 @@ import "sync"
 // already superseded in the overlay and only leaves the queue.
 type cache struct {
 	mu     sync.Mutex
-	s      *Store
+	s      *DB
 	budget int
 	bytes  int
 	queue  []*walEntry

@@ -1,6 +1,12 @@
-package store
+package kv
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
 
 // seqLeaseSize is how many numbers a sequence takes per durable write. A crash skips
 // at most this many; a clean Close writes the unused rest back.
@@ -11,18 +17,30 @@ const seqLeaseSize = 1000
 // so databases written before the write-ahead log keep counting.
 type seqLease struct{ next, limit uint64 }
 
-// nextSeq returns the next number of the named monotonic sequence. Zero is never
-// returned, so that a zero id always means "unset".
-func (s *Store) nextSeq(name string) (uint64, error) {
+// NextSeq returns the next number of the monotonic sequence stored at key. Zero is
+// never returned, so that a zero id always means "unset".
+func (s *DB) NextSeq(key string) (uint64, error) {
+	name := key
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
 	q := s.seqs[name]
 	if q == nil {
 		var stored uint64
-		err := s.view(func(txn *tx) error {
-			var err error
-			stored, _, err = getU64(txn, seqKey(name))
-			return err
+		err := s.View(func(txn *Txn) error {
+			item, err := txn.Get([]byte(name))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return item.Value(func(v []byte) error {
+				if len(v) != 8 {
+					return fmt.Errorf("store: sequence %q is %d bytes, not 8", name, len(v))
+				}
+				stored = binary.BigEndian.Uint64(v)
+				return nil
+			})
 		})
 		if err != nil {
 			return 0, err
@@ -45,9 +63,9 @@ func (s *Store) nextSeq(name string) (uint64, error) {
 }
 
 // storeSeq records v durably. It does not queue behind commits, so a commit may call nextSeq.
-func (s *Store) storeSeq(name string, v uint64) error {
+func (s *DB) storeSeq(name string, v uint64) error {
 	val := binary.BigEndian.AppendUint64(nil, v)
-	key := string(seqKey(name))
+	key := name
 	done := make(chan error, 1)
 	if err := s.publish(map[string]*walEntry{key: {key: key, val: val}}, done, s.wal.failures.Load()); err != nil {
 		return err
@@ -57,7 +75,7 @@ func (s *Store) storeSeq(name string, v uint64) error {
 
 // releaseSeqs writes each sequence's unused numbers back, so a restart continues where
 // this run stopped.
-func (s *Store) releaseSeqs() {
+func (s *DB) releaseSeqs() {
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
 	for name, q := range s.seqs {

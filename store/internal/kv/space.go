@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"log/slog"
@@ -137,7 +137,7 @@ type Storage struct {
 }
 
 // Storage reports the disk's state.
-func (s *Store) Storage() Storage {
+func (s *DB) Storage() Storage {
 	st := Storage{FreeBytes: s.space.lastFree.Load(), MinFreeBytes: s.space.floor, FailedWrites: s.stats.failedWrites.Load()}
 	if err := s.wal.state(); err != nil {
 		st.Refusing = err.Error()

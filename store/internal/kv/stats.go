@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"os"
@@ -42,7 +42,7 @@ type LogStats struct {
 }
 
 // LogStats reads the counters.
-func (s *Store) LogStats() LogStats {
+func (s *DB) LogStats() LogStats {
 	s.ovMu.RLock()
 	overlay := len(s.overlay)
 	s.ovMu.RUnlock()

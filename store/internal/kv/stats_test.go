@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"testing"
@@ -53,7 +53,7 @@ func TestCommitWaitsAreTimed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.update(func(*tx) error { return nil }); err != nil {
+	if err := s.Update(func(*Txn) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	after := s.LogStats()

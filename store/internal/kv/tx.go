@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -12,14 +12,14 @@ import (
 
 // tx is one commit's view of the store: reads see this commit's own writes first, then
 // the overlay (committed, maybe not yet in Badger), then Badger. Writes stay in tx until
-// the commit publishes them. Its methods mirror the part of *tx hangar uses.
-type tx struct {
-	s      *Store
+// the commit publishes them. Its methods mirror the part of *Txn hangar uses.
+type Txn struct {
+	s      *DB
 	writes map[string]*walEntry // nil for a read-only view
 	btxn   *badger.Txn
 }
 
-func (t *tx) badger() *badger.Txn {
+func (t *Txn) badger() *badger.Txn {
 	if t.btxn == nil {
 		// Reading at the newest version is safe: an overlay entry leaves the overlay only
 		// after Badger holds it, and Badger holds nothing the overlay does not supersede.
@@ -28,7 +28,7 @@ func (t *tx) badger() *badger.Txn {
 	return t.btxn
 }
 
-func (t *tx) discard() {
+func (t *Txn) discard() {
 	if t.btxn != nil {
 		t.btxn.Discard()
 		t.btxn = nil
@@ -37,7 +37,7 @@ func (t *tx) discard() {
 
 // lookup finds key among this commit's writes and the overlay. A commit sees every
 // entry; a read-only view sees only durable ones (walEntry.visible).
-func (t *tx) lookup(key string) (*walEntry, bool) {
+func (t *Txn) lookup(key string) (*walEntry, bool) {
 	if e, ok := t.writes[key]; ok {
 		return e, true
 	}
@@ -58,36 +58,36 @@ func (e *walEntry) live(nowUnix uint64) bool {
 func unixNow() uint64 { return uint64(time.Now().Unix()) }
 
 // Get returns key's item or badger.ErrKeyNotFound.
-func (t *tx) Get(key []byte) (*item, error) {
+func (t *Txn) Get(key []byte) (*Item, error) {
 	if e, ok := t.lookup(string(key)); ok {
 		if !e.live(unixNow()) {
 			return nil, badger.ErrKeyNotFound
 		}
-		return &item{key: key, val: e.val}, nil
+		return &Item{key: key, val: e.val}, nil
 	}
 	bi, err := t.badger().Get(key)
 	if err != nil {
 		return nil, err
 	}
 	if t.writes == nil {
-		return &item{key: key, bitem: bi}, nil
+		return &Item{key: key, bitem: bi}, nil
 	}
 	val, err := bi.ValueCopy(nil)
 	if err != nil {
 		return nil, err
 	}
 	t.s.cache.remember(key, val, bi.ExpiresAt())
-	return &item{key: key, val: val}, nil
+	return &Item{key: key, val: val}, nil
 }
 
-func (t *tx) put(key []byte, val []byte, expiresAt uint64, deleted bool) error {
+func (t *Txn) put(key []byte, val []byte, expiresAt uint64, deleted bool) error {
 	// Callers may reuse their buffers once the commit returns; the overlay keeps values
 	// until Badger has them.
-	return t.putOwned(key, bytes.Clone(val), expiresAt, deleted)
+	return t.PutOwned(key, bytes.Clone(val), expiresAt, deleted)
 }
 
-// putOwned is put for a value nobody else holds (freshly encoded), so not copied.
-func (t *tx) putOwned(key []byte, val []byte, expiresAt uint64, deleted bool) error {
+// PutOwned is put for a value nobody else holds (freshly encoded), so not copied.
+func (t *Txn) PutOwned(key []byte, val []byte, expiresAt uint64, deleted bool) error {
 	if t.writes == nil {
 		return badger.ErrReadOnlyTxn
 	}
@@ -105,46 +105,46 @@ func expiry(ttl time.Duration) uint64 {
 }
 
 // Set writes key = val with no expiry.
-func (t *tx) Set(key, val []byte) error { return t.put(key, val, 0, false) }
+func (t *Txn) Set(key, val []byte) error { return t.put(key, val, 0, false) }
 
 // SetEntry writes e's key, value and expiry (badger.NewEntry(...).WithTTL(...)).
-func (t *tx) SetEntry(e *badger.Entry) error { return t.put(e.Key, e.Value, e.ExpiresAt, false) }
+func (t *Txn) SetEntry(e *badger.Entry) error { return t.put(e.Key, e.Value, e.ExpiresAt, false) }
 
 // Delete removes key.
-func (t *tx) Delete(key []byte) error { return t.put(key, nil, 0, true) }
+func (t *Txn) Delete(key []byte) error { return t.put(key, nil, 0, true) }
 
-// markBorn declares that key, just set in this commit, never had a version before: its
+// MarkBorn declares that key, just set in this commit, never had a version before: its
 // name holds a number never handed out before (a new order's id, a new message's). If
 // it is deleted before the applier has written it to Badger, neither the set nor the
 // delete reaches Badger, which then keeps no tombstone for the key either; that is
 // what keeps prefixes such as the pending-orders index and the outbox free of one
 // tombstone per order or message. A key that may have existed must never be marked:
 // its delete could then be skipped over a live value in Badger.
-func (t *tx) markBorn(key []byte) {
+func (t *Txn) MarkBorn(key []byte) {
 	if e, ok := t.writes[string(key)]; ok && !e.deleted {
 		e.born = true
 	}
 }
 
 // item is a key and its value, from the overlay or from Badger.
-type item struct {
+type Item struct {
 	key   []byte
 	val   []byte
 	bitem *badger.Item
 }
 
-func (i *item) Key() []byte { return i.key }
+func (i *Item) Key() []byte { return i.key }
 
-func (i *item) KeyCopy(dst []byte) []byte { return append(dst[:0], i.key...) }
+func (i *Item) KeyCopy(dst []byte) []byte { return append(dst[:0], i.key...) }
 
-func (i *item) Value(fn func([]byte) error) error {
+func (i *Item) Value(fn func([]byte) error) error {
 	if i.bitem != nil {
 		return i.bitem.Value(fn)
 	}
 	return fn(i.val)
 }
 
-func (i *item) ValueCopy(dst []byte) ([]byte, error) {
+func (i *Item) ValueCopy(dst []byte) ([]byte, error) {
 	if i.bitem != nil {
 		return i.bitem.ValueCopy(dst)
 	}
@@ -153,7 +153,7 @@ func (i *item) ValueCopy(dst []byte) ([]byte, error) {
 
 // NewIterator walks Badger and the overlay merged, the overlay winning. Only Prefix,
 // Reverse and PrefetchValues of opts are honoured; keys outside Prefix are never seen.
-func (t *tx) NewIterator(opts badger.IteratorOptions) *iterator {
+func (t *Txn) NewIterator(opts badger.IteratorOptions) *Iterator {
 	prefix := string(opts.Prefix)
 	now := unixNow()
 	// The overlay is read before Badger's iterator opens, so that an entry leaving the
@@ -188,7 +188,7 @@ func (t *tx) NewIterator(opts badger.IteratorOptions) *iterator {
 	if opts.Reverse {
 		slices.Reverse(ov)
 	}
-	return &iterator{
+	return &Iterator{
 		bit:     t.badger().NewIterator(opts),
 		ov:      ov,
 		reverse: opts.Reverse,
@@ -197,17 +197,17 @@ func (t *tx) NewIterator(opts badger.IteratorOptions) *iterator {
 }
 
 // iterator merges a Badger iterator with a sorted snapshot of overlay entries.
-type iterator struct {
+type Iterator struct {
 	bit     *badger.Iterator
 	ov      []*walEntry
 	oi      int
 	reverse bool
 	now     uint64
-	cur     *item
+	cur     *Item
 }
 
 // before reports whether key a comes before b in this iterator's direction.
-func (it *iterator) before(a, b []byte) bool {
+func (it *Iterator) before(a, b []byte) bool {
 	c := bytes.Compare(a, b)
 	if it.reverse {
 		return c > 0
@@ -216,7 +216,7 @@ func (it *iterator) before(a, b []byte) bool {
 }
 
 // settle points cur at the next visible key at or after the cursors.
-func (it *iterator) settle() {
+func (it *Iterator) settle() {
 	it.cur = nil
 	for {
 		var ok *walEntry
@@ -229,14 +229,14 @@ func (it *iterator) settle() {
 			return
 		case ok == nil || (bvalid && it.before(it.bit.Item().Key(), []byte(ok.key))):
 			bi := it.bit.Item()
-			it.cur = &item{key: bi.Key(), bitem: bi}
+			it.cur = &Item{key: bi.Key(), bitem: bi}
 			return
 		default:
 			if bvalid && bytes.Equal(it.bit.Item().Key(), []byte(ok.key)) {
 				it.bit.Next() // the overlay's version supersedes Badger's
 			}
 			if ok.live(it.now) {
-				it.cur = &item{key: []byte(ok.key), val: ok.val}
+				it.cur = &Item{key: []byte(ok.key), val: ok.val}
 				return
 			}
 			it.oi++
@@ -244,14 +244,14 @@ func (it *iterator) settle() {
 	}
 }
 
-func (it *iterator) Rewind() {
+func (it *Iterator) Rewind() {
 	it.bit.Rewind()
 	it.oi = 0
 	it.settle()
 }
 
 // Seek positions at the first key at or after key (at or before it when reversed).
-func (it *iterator) Seek(key []byte) {
+func (it *Iterator) Seek(key []byte) {
 	it.bit.Seek(key)
 	it.oi, _ = slices.BinarySearchFunc(it.ov, key, func(e *walEntry, k []byte) int {
 		c := strings.Compare(e.key, string(k))
@@ -263,15 +263,15 @@ func (it *iterator) Seek(key []byte) {
 	it.settle()
 }
 
-func (it *iterator) Valid() bool { return it.cur != nil }
+func (it *Iterator) Valid() bool { return it.cur != nil }
 
-func (it *iterator) ValidForPrefix(prefix []byte) bool {
+func (it *Iterator) ValidForPrefix(prefix []byte) bool {
 	return it.cur != nil && bytes.HasPrefix(it.cur.key, prefix)
 }
 
-func (it *iterator) Item() *item { return it.cur }
+func (it *Iterator) Item() *Item { return it.cur }
 
-func (it *iterator) Next() {
+func (it *Iterator) Next() {
 	if it.cur == nil {
 		return
 	}
@@ -283,4 +283,4 @@ func (it *iterator) Next() {
 	it.settle()
 }
 
-func (it *iterator) Close() { it.bit.Close() }
+func (it *Iterator) Close() { it.bit.Close() }

@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"errors"
@@ -50,7 +50,7 @@ type walEntry struct {
 	val       []byte
 	expiresAt uint64
 	deleted   bool
-	// born says no version of key was ever written before this one (see tx.markBorn);
+	// born says no version of key was ever written before this one (see tx.MarkBorn);
 	// it lets the applier skip a delete of a key Badger never had. Not logged: a
 	// replay writes every delete.
 	born bool

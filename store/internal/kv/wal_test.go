@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ import (
 	badger "github.com/dgraph-io/badger/v4"
 )
 
-func quietOpen(t *testing.T, dir string) *Store {
+func quietOpen(t *testing.T, dir string) *DB {
 	t.Helper()
 	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -31,13 +31,13 @@ func quietOpen(t *testing.T, dir string) *Store {
 	return s
 }
 
-func setKey(s *Store, key, val string) error {
-	return s.update(func(txn *tx) error { return txn.Set([]byte(key), []byte(val)) })
+func setKey(s *DB, key, val string) error {
+	return s.Update(func(txn *Txn) error { return txn.Set([]byte(key), []byte(val)) })
 }
 
-func getKey(s *Store, key string) (string, error) {
+func getKey(s *DB, key string) (string, error) {
 	var v []byte
-	err := s.view(func(txn *tx) error {
+	err := s.View(func(txn *Txn) error {
 		it, err := txn.Get([]byte(key))
 		if err != nil {
 			return err
@@ -79,7 +79,7 @@ func crashChild(dir string) {
 				}
 				// A delete in the same history: replay must apply it after the set.
 				if i%5 == 0 {
-					if err := s.update(func(txn *tx) error { return txn.Delete(fmt.Appendf(nil, "crash:%08d", i)) }); err != nil {
+					if err := s.Update(func(txn *Txn) error { return txn.Delete(fmt.Appendf(nil, "crash:%08d", i)) }); err != nil {
 						os.Exit(2)
 					}
 				}
@@ -265,13 +265,13 @@ func TestOverlayMergesWithBadger(t *testing.T) {
 	s = quietOpen(t, dir)
 	defer s.Close()
 	// Still in the overlay: m:1 rewritten, m:2 deleted, m:6 new.
-	err := s.update(func(txn *tx) error {
+	err := s.Update(func(txn *Txn) error {
 		return errors.Join(txn.Set([]byte("m:1"), []byte("new")), txn.Delete([]byte("m:2")), txn.Set([]byte("m:6"), []byte("new")))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	scan := func(txn *tx, reverse bool, seek string) string {
+	scan := func(txn *Txn, reverse bool, seek string) string {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix, opts.Reverse = []byte("m:"), reverse
 		it := txn.NewIterator(opts)
@@ -302,12 +302,12 @@ func TestOverlayMergesWithBadger(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got string
-			_ = s.view(func(txn *tx) error { got = scan(txn, c.reverse, c.seek); return nil })
+			_ = s.View(func(txn *Txn) error { got = scan(txn, c.reverse, c.seek); return nil })
 			if got != c.want {
 				t.Fatalf("view: %q, want %q", got, c.want)
 			}
 			// A commit sees its own writes merged in as well.
-			err := s.update(func(txn *tx) error {
+			err := s.Update(func(txn *Txn) error {
 				if err := txn.Set([]byte("m:7"), []byte("mine")); err != nil {
 					return err
 				}
@@ -341,7 +341,7 @@ func TestSequencesSurviveRestart(t *testing.T) {
 	s := quietOpen(t, dir)
 	var last uint64
 	for range 1500 {
-		n, err := s.nextSeq("test")
+		n, err := s.NextSeq("seq:test")
 		if err != nil || n <= last {
 			t.Fatalf("nextSeq = %d, %v after %d", n, err, last)
 		}
@@ -349,7 +349,7 @@ func TestSequencesSurviveRestart(t *testing.T) {
 	}
 	s.Close()
 	s = quietOpen(t, dir)
-	n, err := s.nextSeq("test")
+	n, err := s.NextSeq("seq:test")
 	if err != nil || n != last+1 {
 		t.Fatalf("after a clean restart nextSeq = %d, %v; want %d", n, err, last+1)
 	}
@@ -359,7 +359,7 @@ func TestSequencesSurviveRestart(t *testing.T) {
 	s.shutdown()
 	s = quietOpen(t, dir)
 	defer s.Close()
-	m, err := s.nextSeq("test")
+	m, err := s.NextSeq("seq:test")
 	if err != nil || m <= n || m > n+seqLeaseSize {
 		t.Fatalf("after an unreleased lease nextSeq = %d, %v; want in (%d, %d]", m, err, n, n+seqLeaseSize)
 	}
@@ -436,7 +436,7 @@ func TestCommitVisibleToReadersOnlyOnceDurable(t *testing.T) {
 	s.wal.beforeSync.Store(&hook)
 	done := make(chan error, 1)
 	go func() {
-		done <- s.update(func(txn *tx) error {
+		done <- s.Update(func(txn *Txn) error {
 			return errors.Join(txn.Set([]byte("v:k"), []byte("new")), txn.Set([]byte("v:fresh"), []byte("1")))
 		})
 	}()
@@ -449,18 +449,21 @@ func TestCommitVisibleToReadersOnlyOnceDurable(t *testing.T) {
 		t.Errorf("a view saw a key created by an unsynced commit: %v", err)
 	}
 	var keys []string
-	_ = s.view(func(txn *tx) error {
-		return scanPrefix(txn, "v:", false, func(k, v []byte) (bool, error) {
-			keys = append(keys, string(k)+"="+string(v))
-			return true, nil
-		})
+	_ = s.View(func(txn *Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("v:")})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix([]byte("v:")); it.Next() {
+			v, _ := it.Item().ValueCopy(nil)
+			keys = append(keys, string(it.Item().Key())+"="+string(v))
+		}
+		return nil
 	})
 	if strings.Join(keys, " ") != "v:k=old" {
 		t.Errorf("a scan saw %v before the sync; want [v:k=old]", keys)
 	}
 	// A commit reads the newest, synced or not.
 	seen := make(chan string, 1)
-	go s.update(func(txn *tx) error {
+	go s.Update(func(txn *Txn) error {
 		it, err := txn.Get([]byte("v:k"))
 		if err != nil {
 			return err
@@ -490,13 +493,13 @@ func TestAcknowledgementCommitsGoFirst(t *testing.T) {
 	block, started := make(chan struct{}), make(chan struct{})
 	var unblock sync.Once
 	release := func() { unblock.Do(func() { close(block) }) }
-	defer release()                                                      // before Close, even when the test fails
-	go s.update(func(*tx) error { close(started); <-block; return nil }) // holds the committer
+	defer release()                                                       // before Close, even when the test fails
+	go s.Update(func(*Txn) error { close(started); <-block; return nil }) // holds the committer
 	<-started
 	var order []string
 	var mu sync.Mutex
-	record := func(name string) func(*tx) error {
-		return func(*tx) error { mu.Lock(); order = append(order, name); mu.Unlock(); return nil }
+	record := func(name string) func(*Txn) error {
+		return func(*Txn) error { mu.Lock(); order = append(order, name); mu.Unlock(); return nil }
 	}
 	queued := func(n int) {
 		for deadline := time.Now().Add(5 * time.Second); len(s.reqs)+len(s.urgent) < n; time.Sleep(time.Millisecond) {
@@ -507,10 +510,10 @@ func TestAcknowledgementCommitsGoFirst(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := range 5 {
-		wg.Go(func() { _ = s.update(record(fmt.Sprint("background", i))) })
+		wg.Go(func() { _ = s.Update(record(fmt.Sprint("background", i))) })
 	}
 	queued(5)
-	wg.Go(func() { _ = s.updateNow(record("acknowledgement")) })
+	wg.Go(func() { _ = s.UpdateNow(record("acknowledgement")) })
 	queued(6)
 	release()
 	wg.Wait()

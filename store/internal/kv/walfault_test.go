@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -33,8 +34,9 @@ func newFaultSwitch(err error, sticky bool) *faultSwitch {
 
 func (f *faultSwitch) arm(op string) { f.op.Store(op) }
 
+// fault fails op if it is among the armed operations (a comma-separated list).
 func (f *faultSwitch) fault(op, path string) error {
-	if f.op.Load().(string) != op {
+	if !slices.Contains(strings.Split(f.op.Load().(string), ","), op) {
 		return nil
 	}
 	if !f.sticky {
@@ -44,7 +46,7 @@ func (f *faultSwitch) fault(op, path string) error {
 	return fmt.Errorf("%s %s: %w", op, path, f.err)
 }
 
-func openFaulty(t *testing.T, dir string, f *faultSwitch) *Store {
+func openFaulty(t *testing.T, dir string, f *faultSwitch) *DB {
 	t.Helper()
 	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), logFault: f.fault})
 	if err != nil {
@@ -54,8 +56,8 @@ func openFaulty(t *testing.T, dir string, f *faultSwitch) *Store {
 }
 
 // commitKey writes key = val in a commit that reads key first, as a balance update does.
-func readModifyWrite(s *Store, key, val string) (seen string, err error) {
-	err = s.update(func(txn *tx) error {
+func readModifyWrite(s *DB, key, val string) (seen string, err error) {
+	err = s.Update(func(txn *Txn) error {
 		if it, err := txn.Get([]byte(key)); err == nil {
 			v, _ := it.ValueCopy(nil)
 			seen = string(v)
@@ -136,7 +138,7 @@ func TestCommitThatReadAFailedWriteFails(t *testing.T) {
 	reader := make(chan error, 1)
 	var seen string
 	go func() {
-		reader <- s.update(func(txn *tx) error {
+		reader <- s.Update(func(txn *Txn) error {
 			it, err := txn.Get([]byte("k"))
 			if err == nil {
 				v, _ := it.ValueCopy(nil)
@@ -171,7 +173,7 @@ func TestFullDiskRefusesThenResumes(t *testing.T) {
 			t.Fatalf("commit %d on a full disk: %v, want ErrInsufficientStorage", i, err)
 		}
 	}
-	f.arm("create") // the recovery's new segment cannot be created either
+	f.arm("write,create") // the recovery's new segment cannot be created either
 	time.Sleep(30 * time.Millisecond)
 	if st := s.Storage(); !strings.Contains(st.Refusing, "free disk space") {
 		t.Fatalf("Storage while full: %+v", st)

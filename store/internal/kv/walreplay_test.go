@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bufio"
@@ -101,7 +101,7 @@ func copyDir(t *testing.T, src string) string {
 }
 
 // allKeysThere reports how many of the child's keys a store holds.
-func allKeysThere(t *testing.T, s *Store) int {
+func allKeysThere(t *testing.T, s *DB) int {
 	t.Helper()
 	n := 0
 	for i := range logChildKeys {

@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 )
 
 // badgerVersions counts every version Badger holds of key, tombstones included.
-func badgerVersions(t *testing.T, s *Store, key string) int {
+func badgerVersions(t *testing.T, s *DB, key string) int {
 	t.Helper()
 	txn := s.db.NewTransactionAt(math.MaxUint64, false)
 	defer txn.Discard()
@@ -27,24 +27,24 @@ func badgerVersions(t *testing.T, s *Store, key string) int {
 	return n
 }
 
-func setBorn(s *Store, key, val string) error {
-	return s.update(func(txn *tx) error {
+func setBorn(s *DB, key, val string) error {
+	return s.Update(func(txn *Txn) error {
 		if err := txn.Set([]byte(key), []byte(val)); err != nil {
 			return err
 		}
-		txn.markBorn([]byte(key))
+		txn.MarkBorn([]byte(key))
 		return nil
 	})
 }
 
-func deleteKey(s *Store, key string) error {
-	return s.update(func(txn *tx) error { return txn.Delete([]byte(key)) })
+func deleteKey(s *DB, key string) error {
+	return s.Update(func(txn *Txn) error { return txn.Delete([]byte(key)) })
 }
 
 // waitApplied waits until the applier has taken every commit made so far: it commits
 // a sentinel and waits for the sentinel's entry to be admitted to the cache, which the
 // applier does last for a batch, and batches go in log order.
-func waitApplied(t *testing.T, s *Store) {
+func waitApplied(t *testing.T, s *DB) {
 	t.Helper()
 	sentinels++
 	key := fmt.Sprintf("sentinel:%d", sentinels)
@@ -73,7 +73,7 @@ func TestDeleteOfABornKeyNeverReachesBadger(t *testing.T) {
 	tests := []struct {
 		name string
 		// run commits to key; applied between steps when apart is set
-		steps []func(s *Store, key string) error
+		steps []func(s *DB, key string) error
 		apart bool
 		// what Badger must hold of the key in the end, and whether a delete was elided
 		wantVersions int
@@ -81,23 +81,23 @@ func TestDeleteOfABornKeyNeverReachesBadger(t *testing.T) {
 	}{
 		{
 			name:         "born and deleted in one batch: nothing reaches Badger",
-			steps:        []func(*Store, string) error{bornStep, deleteStep},
+			steps:        []func(*DB, string) error{bornStep, deleteStep},
 			wantVersions: 0, wantElided: true,
 		},
 		{
 			name:         "born, rewritten, deleted in one batch: nothing reaches Badger",
-			steps:        []func(*Store, string) error{bornStep, setStep, deleteStep},
+			steps:        []func(*DB, string) error{bornStep, setStep, deleteStep},
 			wantVersions: 0, wantElided: true,
 		},
 		{
 			name:         "born set applied first: the delete must reach Badger",
-			steps:        []func(*Store, string) error{bornStep, deleteStep},
+			steps:        []func(*DB, string) error{bornStep, deleteStep},
 			apart:        true,
 			wantVersions: 2, wantElided: false,
 		},
 		{
 			name:         "not born: the delete reaches Badger even in one batch",
-			steps:        []func(*Store, string) error{setStep, deleteStep},
+			steps:        []func(*DB, string) error{setStep, deleteStep},
 			wantVersions: 1, wantElided: false,
 		},
 	}
@@ -138,9 +138,9 @@ func TestDeleteOfABornKeyNeverReachesBadger(t *testing.T) {
 	}
 }
 
-func bornStep(s *Store, key string) error   { return setBorn(s, key, "born") }
-func setStep(s *Store, key string) error    { return setKey(s, key, "again") }
-func deleteStep(s *Store, key string) error { return deleteKey(s, key) }
+func bornStep(s *DB, key string) error   { return setBorn(s, key, "born") }
+func setStep(s *DB, key string) error    { return setKey(s, key, "again") }
+func deleteStep(s *DB, key string) error { return deleteKey(s, key) }
 
 // A delete of a key that is live in Badger must reach it, even when a later commit in
 // the same batch sets it again: only the newest entry is written, and it is not born.
@@ -151,7 +151,7 @@ func TestDeleteOverALiveValueAlwaysReachesBadger(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitApplied(t, s)
-	for i, step := range []func(*Store, string) error{deleteStep, setStep, deleteStep} {
+	for i, step := range []func(*DB, string) error{deleteStep, setStep, deleteStep} {
 		if err := step(s, "live"); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
@@ -169,48 +169,3 @@ func TestDeleteOverALiveValueAlwaysReachesBadger(t *testing.T) {
 // Orders and their notes: a new order's pending-index entry and a new message's outbox
 // entry are born. Moved on (and sent) within one applier batch, they leave nothing in
 // Badger — no tombstone per order under the index prefix the dispatcher scans at start.
-func TestNewOrdersLeaveNoPendingTombstones(t *testing.T) {
-	s := quietOpen(t, t.TempDir())
-	defer s.Close()
-	if _, err := s.Deposit(7, 1_000_000); err != nil {
-		t.Fatal(err)
-	}
-	waitApplied(t, s)
-	var ids []int64
-	for i := range 5 {
-		o, err := s.CreateOrder(Order{UserID: 7, TelegramUserID: 7, SpecID: "nano", Region: "tokyo", Provider: "sim", PricePaid: 100},
-			OrderLimit{}, OutboxMessage{ChatID: 7, Text: fmt.Sprintf("order %d accepted", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.UpdateOrder(o.ID, func(o *Order) error { o.Status = OrderProvisioning; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, o.ID)
-	}
-	queued, err := s.QueuedMessages(100)
-	if err != nil || len(queued) != 5 {
-		t.Fatalf("queued notes = %d, %v; want 5", len(queued), err)
-	}
-	var done []Finished
-	for _, m := range queued {
-		done = append(done, Finished{Message: m, Status: MessageSent})
-	}
-	if err := s.FinishMessages(done); err != nil {
-		t.Fatal(err)
-	}
-	waitApplied(t, s)
-	for _, id := range ids {
-		if n := badgerVersions(t, s, string(orderStatusKey(OrderPending, id))); n != 0 {
-			t.Errorf("order %d: Badger holds %d versions of its pending-index entry, want none", id, n)
-		}
-	}
-	for _, m := range queued {
-		if n := badgerVersions(t, s, string(outboxDueKey(&m))); n != 0 {
-			t.Errorf("message %d: Badger holds %d versions of its outbox entry, want none", m.ID, n)
-		}
-	}
-	if n, err := s.CountOrders(OrderProvisioning); err != nil || n != 5 {
-		t.Fatalf("provisioning orders = %d, %v; want 5", n, err)
-	}
-}

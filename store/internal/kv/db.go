@@ -1,0 +1,388 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// ErrClosed is returned once Close has been called.
+var ErrClosed = errors.New("store: closed")
+
+// ErrInsufficientStorage is returned for every write while the data directory's
+// filesystem has less free space than Options.MinFreeBytes (or the log's writes fail
+// with ENOSPC). Reads keep working; writes are taken again by themselves once space is
+// back. The HTTP API answers it with 507 insufficient_storage.
+var ErrInsufficientStorage = errors.New("store: not enough free disk space; refusing writes until space is freed")
+
+// ErrLogUnavailable is returned for writes while the write-ahead log cannot write or
+// sync (an I/O error): nothing is acknowledged until it can again. The HTTP API
+// answers it with 503 store_unavailable.
+var ErrLogUnavailable = errors.New("store: the write-ahead log cannot write to disk; refusing writes until it can")
+
+// Options configures Open.
+type Options struct {
+	Dir string
+	// InMemory keeps everything in RAM; only for tests that do not restart.
+	InMemory bool
+	// SyncWrites fdatasyncs the write-ahead log before a commit returns (commits that
+	// arrive meanwhile share the sync) and syncs Badger's own writes behind it.
+	SyncWrites bool
+	Logger     *slog.Logger
+	// CacheBytes bounds the recently written and read records kept in memory in front
+	// of Badger; 0 means DefaultCacheBytes, negative turns the cache off.
+	CacheBytes int
+
+	// MinFreeBytes is the free-space floor of the data directory's filesystem: below
+	// it every write is refused with ErrInsufficientStorage (reads go on), and writes are
+	// taken again by themselves once space is back. 0 turns the check off.
+	MinFreeBytes int64
+
+	// applyFault, when set (tests only), runs before each Badger transaction of the
+	// applier and fails it with its error: Badger refusing writes (a full disk) on demand.
+	applyFault func() error
+	// logFault, when set (tests only), runs before each operation on a log file ("create",
+	// "write", "sync", "truncate") and fails it with its error.
+	logFault func(op, path string) error
+	// freeSpace, when set (tests only), replaces statfs of the data directory.
+	freeSpace func() (uint64, error)
+}
+
+// DefaultCacheBytes is the record cache's default budget.
+const DefaultCacheBytes = 32 << 20
+
+// DB is Badger with the write-ahead log in front of it.
+type DB struct {
+	db  *badger.DB
+	log *slog.Logger
+
+	// reqs feeds the committer, which runs commits one at a time: a commit reads and
+	// computes in memory, so each is short, and serial commits need no conflict
+	// detection or retries.
+	reqs          chan *commitReq
+	urgent        chan *commitReq // see updateNow
+	committerDone chan struct{}
+	// overlay holds every committed entry Badger does not have yet (see tx.go).
+	ovMu    sync.RWMutex
+	overlay map[string]*walEntry
+	wal     *wal
+	stats   logCounters
+	cache   *cache
+	applied chan struct{} // closed when the applier has drained the log at Close
+
+	seqMu  sync.Mutex
+	seqs   map[string]*seqLease
+	stopGC chan struct{}
+	gcDone chan struct{}
+
+	space *spaceMonitor
+	// appliedTs is the newest Badger version the applier has committed; backupHold,
+	// when not 0, a version a backup is reading, which compaction must keep.
+	appliedTs  atomic.Uint64
+	backupHold atomic.Uint64
+	holdMu     sync.Mutex // orders setting backupHold with the applier's SetDiscardTs
+}
+
+// dirWAL is where the write-ahead log of a data directory lives.
+func dirWAL(dir string) string { return filepath.Join(dir, walDirName) }
+
+// openBadger opens the database in opts.Dir with hangar's settings, in managed mode:
+// the applier stamps its own versions and readers never wait on Badger's commit
+// watermark.
+func openBadger(opts Options) (*badger.DB, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	bopts := badger.DefaultOptions(opts.Dir).
+		WithInMemory(opts.InMemory).
+		WithSyncWrites(opts.SyncWrites).
+		WithLogger(badgerLogger{logger}).
+		WithNumVersionsToKeep(1).
+		// Every write comes from the one applier, in log order: nothing to detect.
+		WithDetectConflicts(false).
+		// hangar's values are small; smaller tables and memtables keep RSS modest, and
+		// smaller value log files keep what Badger maps ahead of its writes (twice the
+		// file size, which a full disk turns into SIGBUS) well under the free-space floor.
+		WithMemTableSize(32 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithValueThreshold(1 << 10).
+		WithNumCompactors(2)
+	if opts.InMemory {
+		bopts = bopts.WithDir("").WithValueDir("")
+	}
+	db, err := badger.OpenManaged(bopts)
+	if err != nil {
+		return nil, fmt.Errorf("store.Open %s: %w", opts.Dir, err)
+	}
+	return db, nil
+}
+
+func nowStamp() string { return time.Now().UTC().Format("20060102-150405") }
+
+// Open opens (creating if needed) the database in opts.Dir and replays the
+// write-ahead log into it.
+func Open(opts Options) (*DB, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	walDir := ""
+	if !opts.InMemory {
+		walDir = dirWAL(opts.Dir)
+	}
+	db, err := openBadger(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &DB{
+		db:            db,
+		log:           opts.Logger,
+		overlay:       map[string]*walEntry{},
+		reqs:          make(chan *commitReq, 1024),
+		urgent:        make(chan *commitReq, 1024),
+		committerDone: make(chan struct{}),
+		applied:       make(chan struct{}),
+		seqs:          map[string]*seqLease{},
+		stopGC:        make(chan struct{}),
+		gcDone:        make(chan struct{}),
+	}
+	switch {
+	case opts.CacheBytes == 0:
+		opts.CacheBytes = DefaultCacheBytes
+	case opts.CacheBytes < 0:
+		opts.CacheBytes = 0
+	}
+	s.cache = &cache{s: s, budget: opts.CacheBytes}
+	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, fault: opts.applyFault, unwritten: map[string]struct{}{}}
+	s.appliedTs.Store(ap.ts)
+	next, err := ap.replay()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	applyQ := newApplyQueue(applyQueueLimit)
+	s.space = newSpaceMonitor(opts.Dir, opts.MinFreeBytes, opts.freeSpace, opts.InMemory, opts.Logger)
+	s.wal = &wal{dir: walDir, sync: opts.SyncWrites, log: opts.Logger, stats: &s.stats, applyQ: applyQ,
+		fault: opts.logFault, rollback: s.rollback, room: s.space.room, written: s.space.written}
+	if err := openWAL(s.wal, next, 0); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store.Open %s: %w", walDir, err)
+	}
+	s.space.start(s.wal)
+	go ap.loop(applyQ)
+	go s.committer()
+	go s.gcLoop(opts.InMemory)
+	return s, nil
+}
+
+// Close writes back sequence leases, applies the log to Badger and closes it. It is
+// safe to call once.
+func (s *DB) Close() error {
+	close(s.stopGC)
+	<-s.gcDone
+	s.releaseSeqs()
+	return s.shutdown()
+}
+
+func (s *DB) shutdown() error {
+	close(s.urgent)
+	close(s.reqs)
+	<-s.committerDone
+	s.space.stop()
+	s.wal.close()
+	<-s.applied
+	return s.db.Close()
+}
+
+// Ping reports whether the database is open and the log takes writes. A log that
+// cannot write (a full or broken disk) fails it: writes are refused meanwhile.
+func (s *DB) Ping(context.Context) error {
+	if s.db.IsClosed() {
+		return ErrClosed
+	}
+	return s.wal.state()
+}
+
+// Update runs fn as one commit and returns once the commit is durable. If fn fails
+// nothing it wrote is kept. Commits run one at a time on the committer goroutine, which
+// goes from one to the next without waiting for durability: the log's writer syncs
+// many commits at once and wakes their callers.
+func (s *DB) Update(fn func(txn *Txn) error) error { return s.submit(s.reqs, fn) }
+
+// UpdateNow is Update for a commit a client is waiting on (an update to acknowledge,
+// an order to accept, a view to count): it runs before background commits already
+// queued (the actors' processing), so that acknowledgements do not queue behind the
+// work they start. Background commits still run whenever no acknowledgement waits.
+func (s *DB) UpdateNow(fn func(txn *Txn) error) error { return s.submit(s.urgent, fn) }
+
+func (s *DB) submit(q chan *commitReq, fn func(txn *Txn) error) (err error) {
+	r := &commitReq{op: fn, done: make(chan error, 1), queued: time.Now()}
+	defer func() {
+		if recover() != nil { // closed by shutdown
+			err = ErrClosed
+		}
+	}()
+	q <- r
+	err = <-r.done
+	if err == nil && !r.published.IsZero() {
+		s.stats.durableWait.observe(time.Since(r.published))
+	}
+	return err
+}
+
+// commitReq is one caller's commit waiting for the committer.
+type commitReq struct {
+	op   func(txn *Txn) error
+	done chan error
+	// queued is when the caller submitted it; published, when its writes went to the
+	// log (zero if none did). The caller reads published after done, which the writer
+	// sends after reading the log under the lock publish took.
+	queued, published time.Time
+}
+
+func (s *DB) committer() {
+	defer close(s.committerDone)
+	urgent, reqs := s.urgent, s.reqs
+	for urgent != nil || reqs != nil {
+		var r *commitReq
+		var ok bool
+		select {
+		case r, ok = <-urgent:
+			if !ok {
+				urgent = nil
+				continue
+			}
+		default:
+			select {
+			case r, ok = <-urgent:
+				if !ok {
+					urgent = nil
+					continue
+				}
+			case r, ok = <-reqs:
+				if !ok {
+					reqs = nil
+					continue
+				}
+			}
+		}
+		if err := s.run(r); err != nil {
+			r.done <- err
+		}
+	}
+}
+
+// run executes one commit; on success its caller is answered by the log's writer.
+func (s *DB) run(r *commitReq) (err error) {
+	epoch := s.wal.failures.Load()
+	t := &Txn{s: s, writes: map[string]*walEntry{}}
+	defer t.discard()
+	defer func() {
+		// A panicking commit must not take the committer, and every later commit, with it.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store: commit panicked: %v", p)
+		}
+	}()
+	s.stats.queueWait.observe(time.Since(r.queued))
+	if err := r.op(t); err != nil {
+		return err
+	}
+	if len(t.writes) == 0 {
+		s.wal.waitDurable(r.done, epoch)
+		return nil
+	}
+	r.published = time.Now()
+	return s.publish(t.writes, r.done, epoch)
+}
+
+// publish makes writes visible in the overlay and appends them to the log, in one
+// order for both; done (if not nil) hears the log's verdict. epoch is the log's
+// failure count when the commit began.
+func (s *DB) publish(writes map[string]*walEntry, done chan<- error, epoch uint64) error {
+	entries := make([]*walEntry, 0, len(writes))
+	for _, e := range writes {
+		entries = append(entries, e)
+	}
+	s.wal.mu.Lock()
+	defer s.wal.mu.Unlock()
+	if err := s.wal.appendLocked(entries, done, epoch); err != nil {
+		return err
+	}
+	s.ovMu.Lock()
+	for _, e := range entries {
+		e.prev.Store(s.overlay[e.key])
+		s.overlay[e.key] = e
+	}
+	s.ovMu.Unlock()
+	return nil
+}
+
+// rollback takes the entries of failed commits back out of the overlay, newest first,
+// so that each key shows again what it showed before them. An entry restored that was
+// already applied and evicted stays in the overlay (its value is Badger's): a failed
+// write is rare, and the few keys it touched cost a few bytes each.
+func (s *DB) rollback(entries []*walEntry) {
+	s.ovMu.Lock()
+	defer s.ovMu.Unlock()
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if s.overlay[e.key] != e {
+			continue
+		}
+		if p := e.prev.Load(); p != nil {
+			s.overlay[e.key] = p
+		} else {
+			delete(s.overlay, e.key)
+		}
+	}
+}
+
+// View runs fn as a read-only view: it sees only what is durable.
+func (s *DB) View(fn func(txn *Txn) error) error {
+	if s.db.IsClosed() {
+		return ErrClosed
+	}
+	t := &Txn{s: s}
+	defer t.discard()
+	return fn(t)
+}
+
+func (s *DB) gcLoop(inMemory bool) {
+	defer close(s.gcDone)
+	if inMemory {
+		<-s.stopGC
+		return
+	}
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopGC:
+			return
+		case <-t.C:
+			for s.db.RunValueLogGC(0.5) == nil {
+			}
+		}
+	}
+}
+
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any) {
+	b.l.Error(fmt.Sprintf(f, a...), "component", "badger")
+}
+func (b badgerLogger) Warningf(f string, a ...any) {
+	b.l.Warn(fmt.Sprintf(f, a...), "component", "badger")
+}
+func (b badgerLogger) Infof(f string, a ...any) {
+	b.l.Debug(fmt.Sprintf(f, a...), "component", "badger")
+}
+func (b badgerLogger) Debugf(f string, a ...any) {}
