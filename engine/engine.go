@@ -62,6 +62,9 @@ type Config struct {
 	AdminChatID int64
 	Secrets     SecretsConfig
 	Reconcile   ReconcileConfig
+	// Passwords, when set, replaces Password: random passwords kept sealed only until
+	// sent (a Vault).
+	Passwords PasswordSource
 }
 
 // QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
@@ -319,7 +322,7 @@ func (e *Engine) routerDeps() routerDeps {
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
-	return outboxDeps{stop: e.ctx, orders: e.store, scrub: newScrubber(e.cfg.Secrets.Mask...), notes: e.notes(), cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.cfg.Password,
+	return outboxDeps{stop: e.ctx, orders: e.store, scrub: newScrubber(e.cfg.Secrets.Mask...), notes: e.notes(), cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.passwords(),
 		engine: e.actors, feed: e.feed}
 }
 
@@ -327,7 +330,7 @@ func (e *Engine) dispatcherDeps() dispatcherDeps {
 	return dispatcherDeps{cfg: e.cfg, store: e.store, metrics: e.queue, feed: e.feed, orders: orderDeps{
 		ctx: e.ctx, cfg: e.cfg, store: e.store, providers: e.cfg.Providers, catalog: e.cfg.Catalog,
 		metrics: e.metrics, queue: e.queue, feed: e.feed, outbox: func() *actor.PID { return e.outbox },
-		notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}, password: e.cfg.Password,
+		notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}, password: e.passwords(),
 	}}
 }
 

@@ -63,7 +63,7 @@ type orderDeps struct {
 	feed       *actor.PID
 	outbox     func() *actor.PID
 	notes      notes
-	password   func(orderID int64) string
+	password   PasswordSource
 }
 
 // orderActor owns one order for one attempt, from the moment the dispatcher's start
@@ -246,9 +246,15 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 		password = passwordUnknown
 	}
 	if !found {
-		inst, err = prov.Create(ctx, cloud.CreateRequest{
-			Label: label, Region: o.Region, Plan: plan.Plan, RootPassword: a.d.password(o.ID),
-		})
+		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan}
+		if pc, ok := prov.(interface{ ChoosesRootPassword() bool }); !ok || !pc.ChoosesRootPassword() {
+			// Kept sealed before the create, so that a retry or a resume after a crash
+			// sends the same password the provider may already have.
+			if req.RootPassword, err = a.d.password.Issue(o); err != nil {
+				return cloud.Instance{}, "", fmt.Errorf("root password: %w", err)
+			}
+		}
+		inst, err = prov.Create(ctx, req)
 		if err != nil {
 			return cloud.Instance{}, "", err
 		}

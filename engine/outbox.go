@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ type outboxDeps struct {
 	stop     context.Context
 	engine   *actor.Engine
 	feed     *actor.PID
-	password func(orderID int64) string
+	password PasswordSource
 	cfg      Config
 	store    OutboxStore
 	// orders queues the notice that replaces a refused password message, recorded in
@@ -329,8 +330,16 @@ func (o *outboxSender) send(m store.OutboxMessage, secret string) error {
 		if o.d.password == nil {
 			return permanentSendError("no password source for a message that needs one")
 		}
-		secret = o.d.password(m.SecretOrderID)
-		m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, html.EscapeString(secret))
+		pw, ok, err := o.d.password.Reveal(m.SecretOrderID)
+		if err != nil {
+			return o.d.scrub.err(fmt.Errorf("root password of order %d: %w", m.SecretOrderID, err))
+		}
+		if ok {
+			secret = pw
+			m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, html.EscapeString(secret))
+		} else {
+			m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, passwordGone)
+		}
 	}
 	return o.d.scrub.err(o.deliver(m), secret)
 }
@@ -396,6 +405,17 @@ func (o *outboxSender) commitDone() {
 	}
 	if err := o.d.store.FinishMessages(o.done); err != nil {
 		o.d.cfg.Logger.Error("outbox: could not record sent messages", "count", len(o.done), "err", err)
+	} else if o.d.password != nil {
+		// Durably sent (or finally refused): the password's /password window starts,
+		// after which it and its key are destroyed.
+		now := o.d.cfg.Clock.Now()
+		for _, f := range o.done {
+			if f.Message.SecretOrderID != 0 {
+				if err := o.d.password.Done(f.Message.SecretOrderID, now); err != nil {
+					o.d.cfg.Logger.Error("outbox: could not start a password's window", "order", f.Message.SecretOrderID, "err", err)
+				}
+			}
+		}
 	}
 	if o.d.feed != nil {
 		for _, f := range o.done {
@@ -420,6 +440,9 @@ func redactErr(err error) string {
 	}
 	return err.Error()
 }
+
+// passwordGone stands in for a root password that was already destroyed.
+const passwordGone = "(no longer kept: reset it from the provider's console)"
 
 type permanentSendError string
 

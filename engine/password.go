@@ -1,20 +1,32 @@
 package engine
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"math/big"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hangarhq/hangar/store"
 )
 
 const passwordAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
 
 // NewPasswordDeriver returns a function that derives an order's root password from a
-// secret key: HMAC-SHA256(key, order id), spelled in an unambiguous alphabet. The same
-// order always gets the same password, so a retried or recovered order, and the
-// outbox sending the "ready" message, can recompute it while nothing ever stores it.
-// A nil key means a random one for this process only.
+// secret key: HMAC-SHA256(key, order id), spelled in an unambiguous alphabet. Anyone
+// holding the key can recompute every password, so the daemon uses a Vault instead;
+// the deriver remains for orders created before the vault (the old password.key) and
+// for tests. A nil key means a random one for this process only.
 func NewPasswordDeriver(key []byte) func(orderID int64) string {
 	if len(key) == 0 {
 		key = make([]byte, 32)
@@ -36,3 +48,344 @@ func NewPasswordDeriver(key []byte) func(orderID int64) string {
 		return string(out)
 	}
 }
+
+// PasswordSource gives orders their root passwords (Config.Passwords).
+type PasswordSource interface {
+	// Issue returns the order's root password, making and keeping it (sealed) on first
+	// use, so that a retried or resumed order sends the provider the same one.
+	Issue(o store.Order) (string, error)
+	// Reveal returns it for the message that carries it; ok is false once destroyed.
+	Reveal(orderID int64) (pw string, ok bool, err error)
+	// Done records that the message carrying it was sent, or finally refused, at t.
+	Done(orderID int64, t time.Time) error
+	// Sweep destroys what is no longer needed: passwords done more than window ago or
+	// whose order is no longer live, and every key no kept password was sealed with.
+	Sweep(now time.Time, window time.Duration, live func(orderID int64) bool) error
+}
+
+// derivedPasswords adapts a deriver (NewPasswordDeriver) to PasswordSource: nothing is
+// kept, so there is nothing to destroy.
+type derivedPasswords struct{ derive func(orderID int64) string }
+
+func (d derivedPasswords) Issue(o store.Order) (string, error) { return d.derive(o.ID), nil }
+func (d derivedPasswords) Reveal(id int64) (string, bool, error) {
+	return d.derive(id), true, nil
+}
+func (derivedPasswords) Done(int64, time.Time) error                            { return nil }
+func (derivedPasswords) Sweep(time.Time, time.Duration, func(int64) bool) error { return nil }
+
+// passwords is the engine's password source: Config.Passwords, else the deriver.
+func (e *Engine) passwords() PasswordSource {
+	if e.cfg.Passwords != nil {
+		return e.cfg.Passwords
+	}
+	return derivedPasswords{derive: e.cfg.Password}
+}
+
+// VaultStore keeps the sealed passwords.
+type VaultStore interface {
+	PutSealedPassword(p store.SealedPassword) error
+	GetSealedPassword(orderID int64) (store.SealedPassword, error)
+	DeleteSealedPassword(orderID int64) error
+	SealedPasswords() ([]store.SealedPassword, error)
+	GetOrder(id int64) (store.Order, error)
+}
+
+// vaultRotate is how long one key seals new passwords: a key is deleted once no kept
+// password was sealed with it, so a copy of the data directory taken this long (plus
+// the /password window) after a password was sent cannot recover it, even from the
+// bytes the store's logs still hold of the deleted record.
+const vaultRotate = 10 * time.Minute
+
+// Vault gives each order a random root password (crypto/rand), keeps it only sealed
+// (AES-256-GCM) in the store until its message was sent and the owner's /password
+// window has passed, then deletes it, and deletes the key once no kept password
+// needs it. The keys live in files of their own beside the store, never in it: a
+// deleted file is gone, while a deleted store record lingers in the store's logs.
+type Vault struct {
+	dir          string
+	st           VaultStore
+	legacy       func(orderID int64) string
+	legacyBefore time.Time
+
+	mu        sync.Mutex
+	keys      map[uint64][]byte
+	current   uint64
+	currentAt time.Time
+}
+
+// OpenVault reads the keys in dir (creating it). legacyKey, when set, is the old
+// password.key: orders created before the vault first opened keep the passwords it
+// derives, so an order in flight across the upgrade sends the one its create used.
+func OpenVault(dir string, st VaultStore, legacyKey []byte) (*Vault, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	v := &Vault{dir: dir, st: st, keys: map[uint64][]byte{}}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".key")
+		epoch, err := strconv.ParseUint(name, 16, 64)
+		if !ok || err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || len(b) != 32 {
+			return nil, fmt.Errorf("vault: key %s: unreadable or not 32 bytes", e.Name())
+		}
+		v.keys[epoch] = b
+	}
+	if len(legacyKey) > 0 {
+		since, err := v.since()
+		if err != nil {
+			return nil, err
+		}
+		v.legacy, v.legacyBefore = NewPasswordDeriver(legacyKey), since
+	}
+	return v, nil
+}
+
+// since is when the vault first opened, recorded once in its directory.
+func (v *Vault) since() (time.Time, error) {
+	path := filepath.Join(v.dir, "since")
+	if b, err := os.ReadFile(path); err == nil {
+		return time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	}
+	now := time.Now().UTC()
+	if err := writeFileSynced(path, []byte(now.Format(time.RFC3339Nano)+"\n")); err != nil {
+		return time.Time{}, fmt.Errorf("vault: %w", err)
+	}
+	return now, nil
+}
+
+// Issue returns the order's password, sealing a new random one on first use.
+func (v *Vault) Issue(o store.Order) (string, error) {
+	if v.isLegacy(o) {
+		return v.legacy(o.ID), nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if pw, ok, err := v.reveal(o.ID); err != nil || ok {
+		return pw, err
+	}
+	pw, err := randomPassword()
+	if err != nil {
+		return "", err
+	}
+	epoch, key, err := v.currentKey()
+	if err != nil {
+		return "", err
+	}
+	sealed, err := seal(key, o.ID, pw)
+	if err != nil {
+		return "", err
+	}
+	if err := v.st.PutSealedPassword(store.SealedPassword{OrderID: o.ID, Epoch: epoch, Sealed: sealed}); err != nil {
+		return "", err
+	}
+	return pw, nil
+}
+
+func (v *Vault) isLegacy(o store.Order) bool {
+	return v.legacy != nil && !o.CreatedAt.IsZero() && o.CreatedAt.Before(v.legacyBefore)
+}
+
+// Reveal opens the order's kept password.
+func (v *Vault) Reveal(orderID int64) (string, bool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	pw, ok, err := v.reveal(orderID)
+	if !ok && err == nil && v.legacy != nil {
+		// An order from before the vault: its password is derived, not kept.
+		if o, err := v.st.GetOrder(orderID); err == nil && v.isLegacy(o) {
+			return v.legacy(orderID), true, nil
+		}
+	}
+	return pw, ok, err
+}
+
+func (v *Vault) reveal(orderID int64) (string, bool, error) {
+	p, err := v.st.GetSealedPassword(orderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	key, ok := v.keys[p.Epoch]
+	if !ok {
+		return "", false, nil // its key is gone: as good as destroyed
+	}
+	pw, err := open(key, orderID, p.Sealed)
+	if err != nil {
+		return "", false, err
+	}
+	return pw, true, nil
+}
+
+// Done starts the order's /password window; the first call counts.
+func (v *Vault) Done(orderID int64, t time.Time) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	p, err := v.st.GetSealedPassword(orderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil || !p.DoneAt.IsZero() {
+		return err
+	}
+	p.DoneAt = t
+	return v.st.PutSealedPassword(p)
+}
+
+// Sweep deletes the passwords no longer needed, then every key none of the rest needs.
+func (v *Vault) Sweep(now time.Time, window time.Duration, live func(orderID int64) bool) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	all, err := v.st.SealedPasswords()
+	if err != nil {
+		return err
+	}
+	needed := map[uint64]bool{}
+	for _, p := range all {
+		if (!p.DoneAt.IsZero() && now.Sub(p.DoneAt) >= window) || !live(p.OrderID) {
+			if err := v.st.DeleteSealedPassword(p.OrderID); err != nil {
+				return err
+			}
+			continue
+		}
+		needed[p.Epoch] = true
+	}
+	for epoch := range v.keys {
+		if needed[epoch] {
+			continue
+		}
+		if err := os.Remove(filepath.Join(v.dir, keyName(epoch))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("vault: %w", err)
+		}
+		delete(v.keys, epoch)
+		if epoch == v.current {
+			v.current = 0
+		}
+	}
+	return syncDir(v.dir)
+}
+
+// Keys is how many keys the vault holds (for tests and health).
+func (v *Vault) Keys() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.keys)
+}
+
+// currentKey returns the key new passwords are sealed with, making a new one when
+// there is none or it has sealed for vaultRotate.
+func (v *Vault) currentKey() (uint64, []byte, error) {
+	if v.current != 0 && time.Since(v.currentAt) < vaultRotate {
+		return v.current, v.keys[v.current], nil
+	}
+	epoch := uint64(time.Now().UnixNano())
+	for _, taken := v.keys[epoch]; taken; _, taken = v.keys[epoch] {
+		epoch++
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return 0, nil, err
+	}
+	if err := writeFileSynced(filepath.Join(v.dir, keyName(epoch)), key); err != nil {
+		return 0, nil, fmt.Errorf("vault: %w", err)
+	}
+	v.keys[epoch], v.current, v.currentAt = key, epoch, time.Now()
+	return epoch, key, nil
+}
+
+func keyName(epoch uint64) string { return fmt.Sprintf("%016x.key", epoch) }
+
+func randomPassword() (string, error) {
+	out := make([]byte, 20)
+	max := big.NewInt(int64(len(passwordAlphabet)))
+	for i := range out {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			return "", err
+		}
+		out[i] = passwordAlphabet[n.Int64()]
+	}
+	return string(out), nil
+}
+
+func seal(key []byte, orderID int64, pw string) ([]byte, error) {
+	aead, err := gcm(key)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return aead.Seal(nonce, nonce, []byte(pw), binary.BigEndian.AppendUint64(nil, uint64(orderID))), nil
+}
+
+func open(key []byte, orderID int64, sealed []byte) (string, error) {
+	aead, err := gcm(key)
+	if err != nil {
+		return "", err
+	}
+	if len(sealed) < aead.NonceSize() {
+		return "", errors.New("vault: sealed password too short")
+	}
+	pt, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], binary.BigEndian.AppendUint64(nil, uint64(orderID)))
+	if err != nil {
+		return "", errors.New("vault: a sealed password does not open")
+	}
+	return string(pt), nil
+}
+
+func gcm(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// writeFileSynced writes a file (0600) and its directory entry durably.
+func writeFileSynced(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+var (
+	_ PasswordSource = (*Vault)(nil)
+	_ PasswordSource = derivedPasswords{}
+)

@@ -105,6 +105,8 @@ type reconcilerDeps struct {
 	feed      *actor.PID
 	outbox    *actor.PID
 	scrub     scrubber
+	// passwords are swept on the termination tick: destroyed once past their window.
+	passwords PasswordSource
 }
 
 // reconciler compares what the providers hold with what the orders say. A crash
@@ -146,6 +148,7 @@ func (r *reconciler) Receive(c *actor.Context) {
 	case terminationTick:
 		if r.d.ctx.Err() == nil {
 			r.retryTerminations(c)
+			r.sweepPasswords()
 		}
 	}
 }
@@ -326,6 +329,23 @@ func (r *reconciler) summary(rep ReconcileReport) string {
 	return sb.String()
 }
 
+// sweepPasswords destroys the root passwords no one may ask for any more, and their keys.
+func (r *reconciler) sweepPasswords() {
+	if r.d.passwords == nil {
+		return
+	}
+	live := func(id int64) bool {
+		o, err := r.d.store.GetOrder(id)
+		if err != nil {
+			return !errors.Is(err, store.ErrNotFound) // keep it while the store cannot say
+		}
+		return o.Status == store.OrderPending || o.Status == store.OrderProvisioning || o.Status == store.OrderActive
+	}
+	if err := r.d.passwords.Sweep(r.d.cfg.Clock.Now(), r.d.cfg.Secrets.window(), live); err != nil {
+		r.d.cfg.Logger.Error("passwords: sweep failed; will retry", "err", err)
+	}
+}
+
 // loadTerminating finds the terminations a previous run left unconfirmed.
 func (r *reconciler) loadTerminating() {
 	err := r.d.store.OrdersWithStatus(store.OrderActive, func(o store.Order) error {
@@ -403,7 +423,8 @@ func (e *Engine) startReconciler() {
 		return
 	}
 	e.actors.Spawn(newReconciler(reconcilerDeps{ctx: e.ctx, cfg: e.cfg, store: st, providers: e.cfg.Providers,
-		metrics: newReconcileMetrics(e.cfg.Registry), feed: e.feed, outbox: e.outbox, scrub: newScrubber(e.cfg.Secrets.Mask...)}),
+		metrics: newReconcileMetrics(e.cfg.Registry), feed: e.feed, outbox: e.outbox, scrub: newScrubber(e.cfg.Secrets.Mask...),
+		passwords: e.passwords()}),
 		reconcilerKind, actor.WithID(reconcilerID))
 }
 

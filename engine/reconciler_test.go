@@ -15,8 +15,8 @@ import (
 	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/engine/telegram"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
-	"github.com/hangarhq/hangar/internal/hangartest"
 	vultrfake "github.com/hangarhq/hangar/internal/fakes/vultr"
+	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -118,8 +118,8 @@ func TestReconcileDuplicatesAndOrphans(t *testing.T) {
 			live := env.order(t, 42)
 			active := env.waitStatus(t, live.ID, store.OrderActive)
 			dup := fake.Seed(engine.InstanceLabel(live.ID), "nrt", "vc2-1c-1gb") // a second server for a running order
-			orphan := fake.Seed(engine.InstanceLabel(9999), "nrt", "vc2-1c-1gb")   // no such order
-			stranger := fake.Seed("web-1", "nrt", "vc2-1c-1gb")                   // not hangar's: never touched
+			orphan := fake.Seed(engine.InstanceLabel(9999), "nrt", "vc2-1c-1gb") // no such order
+			stranger := fake.Seed("web-1", "nrt", "vc2-1c-1gb")                  // not hangar's: never touched
 
 			rep, err := env.eng.Reconcile(t.Context())
 			if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -158,24 +157,18 @@ func (c queueConfig) providers(log *slog.Logger, st cloud.SimStore) (map[string]
 
 func (c queueConfig) catalog() (*catalog.Catalog, error) { return catalog.Load(c.Plans) }
 
-// passwordKey loads the key root passwords are derived from, creating it (0600) in the
-// data directory on first start. Losing it only means recovered orders cannot
-// re-derive a password; it never holds a password itself.
-func passwordKey(dataDir string) ([]byte, error) {
-	path := filepath.Join(dataDir, "password.key")
-	b, err := os.ReadFile(path)
-	if err == nil && len(b) >= 32 {
-		return b, nil
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	b = make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+// openVault opens the keys root passwords are sealed with (DATA_DIR/secrets). The old
+// password.key, from which every password could be recomputed, is read only when it
+// exists, and only for orders created before the vault; it is never created again.
+func openVault(dataDir string, st engine.VaultStore, log *slog.Logger) (*engine.Vault, error) {
+	legacy, err := os.ReadFile(filepath.Join(dataDir, "password.key"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		legacy = nil
+	case err != nil:
 		return nil, fmt.Errorf("password key: %w", err)
+	default:
+		log.Warn("password.key is still present: it derives the passwords of orders created before this version; delete it once none of them is pending or provisioning")
 	}
-	return b, nil
+	return engine.OpenVault(filepath.Join(dataDir, "secrets"), st, legacy)
 }

@@ -275,14 +275,14 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	pwKey, err := passwordKey(cfg.DataDir)
+	vault, err := openVault(cfg.DataDir, st, log)
 	if err != nil {
 		return err
 	}
 	eng, err := engine.New(engine.Config{
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxPending: cfg.MaxPending, Logger: log, Registry: reg,
 		Queue: cfg.Queue.engineConfig(), Providers: providers, Catalog: plans,
-		Password: engine.NewPasswordDeriver(pwKey), AdminChatID: cfg.AdminChatID,
+		Passwords: vault, AdminChatID: cfg.AdminChatID,
 		Reconcile: cfg.Queue.reconcileConfig(),
 		Secrets: engine.SecretsConfig{PasswordWindow: cfg.Queue.PasswordWindow,
 			Mask: []string{cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey}},

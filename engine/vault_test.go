@@ -1,0 +1,200 @@
+package engine_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/cloud"
+	"github.com/hangarhq/hangar/engine/telegram"
+	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
+	telegramfake "github.com/hangarhq/hangar/internal/fakes/telegram"
+	"github.com/hangarhq/hangar/internal/hangartest"
+	"github.com/hangarhq/hangar/store"
+)
+
+const linodeToken = "linode-vault-test-token"
+
+// Each root password is random, reaches the provider and the user, and is destroyed
+// (its sealed record and the key that sealed it) once the message is sent and the
+// /password window has passed: a copy of the data directory taken then holds nothing
+// that yields it.
+func TestRootPasswordsAreRandomAndDestroyedAfterTheWindow(t *testing.T) {
+	dir := t.TempDir()
+	linode := linodefake.New(linodeToken)
+	defer linode.Close()
+	tg := telegramfake.New(hangartest.BotToken)
+	defer tg.Close()
+	logs := &hangartest.SyncBuffer{}
+	log := slog.New(slog.NewTextHandler(io.MultiWriter(logs), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), SyncWrites: true, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	vault, err := engine.OpenVault(filepath.Join(dir, "secrets"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := cloud.NewLinode(linodeToken, linode.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sender, err := telegram.New(hangartest.BotToken, tg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := 400 * time.Millisecond
+	eng, err := engine.New(engine.Config{Logger: log, Registry: prometheus.NewRegistry(), SendInterval: time.Millisecond,
+		Providers: map[string]engine.Provider{"linode": prov}, Passwords: vault,
+		Queue:     engine.QueueConfig{Tick: 5 * time.Millisecond, PollInterval: 10 * time.Millisecond},
+		Reconcile: engine.ReconcileConfig{Every: -1, RetryTerminations: 50 * time.Millisecond},
+		Secrets:   engine.SecretsConfig{PasswordWindow: window},
+	}, st, sender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		eng.Stop(ctx)
+	}()
+	if _, err := st.Deposit(42, 1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	var passwords []string
+	for range 2 {
+		o, err := eng.CreateOrder(engine.OrderRequest{UserID: 42, TelegramUserID: 42, SpecID: "linode-nano", Region: "ap-northeast"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hangartest.WaitFor(t, 10*time.Second, "the order to be active", func() bool {
+			got, _ := st.GetOrder(o.ID)
+			return got.Status == store.OrderActive
+		})
+		pw, ok := linode.RootPass(engine.InstanceLabel(o.ID))
+		if !ok || len(pw) < 16 {
+			t.Fatalf("the provider got root password %q", pw)
+		}
+		if _, ok := tg.WaitMessages(len(passwords)+1, 10*time.Second); !ok {
+			t.Fatal("the ready message never arrived")
+		}
+		if msgs := tg.Messages(); !strings.Contains(msgs[len(msgs)-1].Text, pw) {
+			t.Fatalf("the ready message does not carry the password the server was made with: %q", msgs[len(msgs)-1].Text)
+		}
+		passwords = append(passwords, pw)
+	}
+	if passwords[0] == passwords[1] {
+		t.Fatal("two orders got the same password")
+	}
+	if derived := engine.NewPasswordDeriver(nil); derived(1) == passwords[0] {
+		t.Fatal("the password is derived, not random")
+	}
+
+	hangartest.WaitFor(t, 10*time.Second, "the passwords and their keys to be destroyed", func() bool {
+		kept, err := st.SealedPasswords()
+		return err == nil && len(kept) == 0 && vault.Keys() == 0
+	})
+	keys, _ := filepath.Glob(filepath.Join(dir, "secrets", "*.key"))
+	if len(keys) != 0 {
+		t.Fatalf("key files left after the window: %v", keys)
+	}
+	grepDataDirFor(t, dir, passwords)
+	if strings.Contains(logs.String(), passwords[0]) || strings.Contains(logs.String(), passwords[1]) {
+		t.Fatal("a root password is in the log")
+	}
+	// Nothing is left to send again.
+	if pw, ok, err := vault.Reveal(1); ok || err != nil || pw != "" {
+		t.Fatalf("Reveal after the window = %q, %v, %v", pw, ok, err)
+	}
+}
+
+// grepDataDirFor is grepDataDir without its control record (the order's plan here is
+// linode-nano).
+func grepDataDirFor(t *testing.T, dir string, secrets []string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		for _, s := range secrets {
+			found, err := fileContains(path, []byte(s))
+			if err != nil {
+				return err
+			}
+			if found {
+				t.Errorf("%s holds a root password", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The vault gives an order the same password on every attempt and across a restart,
+// until the sweep destroys it; orders from before the vault keep their derived one.
+func TestVaultKeepsOnePasswordPerOrderUntilSwept(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	legacyKey := []byte("an old password.key of 32 bytes!")
+	before := time.Now().Add(-time.Hour)
+	v, err := engine.OpenVault(filepath.Join(dir, "secrets"), st, legacyKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := store.Order{ID: 7, CreatedAt: before}
+	if pw, err := v.Issue(old); err != nil || pw != engine.NewPasswordDeriver(legacyKey)(7) {
+		t.Fatalf("an order from before the vault got %q, %v; want its derived password", pw, err)
+	}
+	fresh := store.Order{ID: 8, CreatedAt: time.Now()}
+	first, err := v.Issue(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := v.Issue(fresh); err != nil || again != first {
+		t.Fatalf("a second attempt got %q, %v; want %q", again, err, first)
+	}
+	if first == engine.NewPasswordDeriver(legacyKey)(8) {
+		t.Fatal("a new order's password is the derived one")
+	}
+	v2, err := engine.OpenVault(filepath.Join(dir, "secrets"), st, legacyKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw, ok, err := v2.Reveal(8); err != nil || !ok || pw != first {
+		t.Fatalf("after a restart Reveal = %q, %v, %v; want %q", pw, ok, err, first)
+	}
+	// Sent long ago: the sweep destroys it, and its key.
+	if err := v2.Done(8, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := v2.Sweep(time.Now(), 15*time.Minute, func(int64) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if pw, ok, err := v2.Reveal(8); ok || err != nil {
+		t.Fatalf("after the sweep Reveal = %q, %v, %v", pw, ok, err)
+	}
+	if v2.Keys() != 0 {
+		t.Fatalf("%d keys left after the sweep", v2.Keys())
+	}
+	if _, err := st.GetSealedPassword(8); err == nil {
+		t.Fatal("the sealed password is still stored")
+	}
+}

@@ -1,0 +1,49 @@
+package store
+
+import "time"
+
+// SealedPassword is an order's root password, encrypted with a key that is not in the
+// store (see engine.Vault): kept only until the message carrying it was sent and the
+// owner's window to ask again has passed, then deleted, and its key with it.
+type SealedPassword struct {
+	OrderID int64  `json:"order_id"`
+	Epoch   uint64 `json:"epoch"` // which key sealed it
+	Sealed  []byte `json:"sealed"`
+	// DoneAt is when the message carrying it was sent (or finally refused); zero until then.
+	DoneAt time.Time `json:"done_at,omitzero"`
+}
+
+// PutSealedPassword stores (or replaces) an order's sealed password.
+func (s *Store) PutSealedPassword(p SealedPassword) error {
+	return s.update(func(txn *tx) error { return putRecord(txn, sealedPasswordKey(p.OrderID), p, 0) })
+}
+
+// GetSealedPassword reads an order's sealed password, or ErrNotFound.
+func (s *Store) GetSealedPassword(orderID int64) (SealedPassword, error) {
+	var p SealedPassword
+	err := s.view(func(txn *tx) error { return getRecord(txn, sealedPasswordKey(orderID), &p) })
+	return p, err
+}
+
+// DeleteSealedPassword forgets an order's sealed password; a missing one is not an error.
+func (s *Store) DeleteSealedPassword(orderID int64) error {
+	return s.update(func(txn *tx) error { return txn.Delete(sealedPasswordKey(orderID)) })
+}
+
+// SealedPasswords returns every sealed password kept, by order id.
+func (s *Store) SealedPasswords() ([]SealedPassword, error) {
+	var out []SealedPassword
+	err := s.view(func(txn *tx) error {
+		return scanPrefix(txn, prefixSealedPassword, false, func(_, val []byte) (bool, error) {
+			var p SealedPassword
+			if err := decodeRecord(val, &p); err != nil {
+				return false, err
+			}
+			out = append(out, p)
+			return true, nil
+		})
+	})
+	return out, err
+}
+
+func sealedPasswordKey(orderID int64) []byte { return u64Key(prefixSealedPassword, uint64(orderID)) }
