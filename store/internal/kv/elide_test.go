@@ -3,7 +3,6 @@ package kv
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 	"time"
@@ -14,15 +13,9 @@ import (
 // badgerVersions counts every version Badger holds of key, tombstones included.
 func badgerVersions(t *testing.T, s *DB, key string) int {
 	t.Helper()
-	txn := s.db.NewTransactionAt(math.MaxUint64, false)
-	defer txn.Discard()
-	it := txn.NewIterator(badger.IteratorOptions{AllVersions: true, Prefix: []byte(key)})
-	defer it.Close()
-	n := 0
-	for it.Rewind(); it.Valid(); it.Next() {
-		if string(it.Item().Key()) == key {
-			n++
-		}
+	n, err := s.Versions(key)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return n
 }

@@ -1,13 +1,11 @@
 package kv
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -247,24 +245,7 @@ func TestFailedSyncIsNeverReplayed(t *testing.T) {
 		t.Skip("kills a real process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), faultChildEnv+"="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) != "ready" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child said %q, %v", line, err)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
+	killReadyChild(t, faultChildEnv+"="+dir)
 
 	s := quietOpen(t, dir)
 	defer s.Close()

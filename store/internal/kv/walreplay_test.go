@@ -71,8 +71,16 @@ func logChildValue(i int) string { return fmt.Sprintf("%d-%0200d", i, i) }
 func crashedLog(t *testing.T, mode string) string {
 	t.Helper()
 	dir := t.TempDir()
+	killReadyChild(t, logChildEnv+"="+dir+","+mode)
+	return dir
+}
+
+// killReadyChild runs this test binary as a child with env set, waits for it to print
+// "ready", and SIGKILLs it.
+func killReadyChild(t *testing.T, env string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), logChildEnv+"="+dir+","+mode)
+	cmd.Env = append(os.Environ(), env)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +95,6 @@ func crashedLog(t *testing.T, mode string) string {
 	if err != nil || strings.TrimSpace(line) != "ready" {
 		t.Fatalf("child said %q, %v", line, err)
 	}
-	return dir
 }
 
 // copyDir copies a crashed data directory so each case damages its own.
