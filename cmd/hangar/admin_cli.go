@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -24,7 +23,7 @@ func adminFlags(name string) (*flag.FlagSet, *adminClient) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	c := &adminClient{http: &http.Client{Timeout: 30 * time.Second}}
 	f := &envFlags{fs: fs}
-	f.String(&c.addr, "addr", "HANGAR_CONSOLE_ADDR", "http://127.0.0.1:8080", "daemon base URL")
+	f.String(&c.addr, "addr", "HANGAR_CONSOLE_ADDR", "http://127.0.0.1:8080", "daemon address: host:port or a URL")
 	f.Secret(&c.token, "token", "HANGAR_ADMIN_TOKEN", "admin token")
 	return fs, c
 }
@@ -38,7 +37,7 @@ func (c *adminClient) do(method, path string, body any) (map[string]any, error) 
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, strings.TrimRight(c.addr, "/")+path, r)
+	req, err := http.NewRequest(method, c.url(path), r)
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +60,10 @@ func (c *adminClient) do(method, path string, body any) (map[string]any, error) 
 func runDeposit(args []string) error {
 	fs, c := adminFlags("deposit")
 	var user, amount int64
-	fs.Int64Var(&user, "user", 0, "Telegram user id to credit")
+	fs.Int64Var(&user, "user", 0, "user_id to credit (the account; for a user met only through the bot, their Telegram id)")
 	fs.Int64Var(&amount, "amount", 0, "amount in minor units of the catalogue's currency")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: hangar deposit --user ID --amount N [--addr URL]\n\nCredits a user's balance through the admin API.\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: hangar deposit --user ID --amount N [--addr HOST:PORT|URL]\n\nCredits a user's balance through the admin API.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

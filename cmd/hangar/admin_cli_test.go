@@ -34,3 +34,25 @@ func TestDepositAndDLQCommands(t *testing.T) {
 		t.Fatal("the admin token is in the daemon's log")
 	}
 }
+
+// HANGAR_CONSOLE_ADDR is what `make run` prints (host:port) as often as a URL: every
+// admin command takes both.
+func TestAdminCommandsTakeHostPortOrURL(t *testing.T) {
+	d := startDaemon(t, t.TempDir())
+	hostPort := strings.TrimPrefix(d.URL, "http://")
+	for _, addr := range []string{hostPort, d.URL, d.URL + "/"} {
+		t.Run(addr, func(t *testing.T) {
+			env := []string{"HANGAR_CONSOLE_ADDR=" + addr, "HANGAR_ADMIN_TOKEN=" + hangartest.AdminToken}
+			if out, err := hangarCmd(env, "deposit", "--user", "7", "--amount", "10"); err != nil || !strings.Contains(out, "user 7: available") {
+				t.Fatalf("deposit: %v\n%s", err, out)
+			}
+			if out, err := hangarCmd(env, "dlq", "list"); err != nil || !strings.Contains(out, "0 dead letters") {
+				t.Fatalf("dlq list: %v\n%s", err, out)
+			}
+			file := t.TempDir() + "/b.hangar"
+			if out, err := hangarCmd(env, "backup", file); err != nil {
+				t.Fatalf("backup: %v\n%s", err, out)
+			}
+		})
+	}
+}
