@@ -162,6 +162,11 @@ type Engine struct {
 // New builds an engine; Start spawns its actors.
 func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 	cfg.setDefaults()
+	if cfg.Providers != nil {
+		// A plan whose provider is off could only be dead-lettered: it is neither
+		// offered nor accepted (issue 15).
+		cfg.Catalog = cfg.Catalog.Orderable(func(p string) bool { return cfg.Providers[p] != nil })
+	}
 	ae, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)

@@ -59,10 +59,20 @@ func (n notes) passwordUndelivered(id, chat int64, lost bool, window time.Durati
 	return htmlMessage(chat, fmt.Sprintf("⚠️ Telegram refused the message with the root password of order #%d. Send <code>/password %d</code> within %d minutes of the server being ready to get it again; after that, reset it from the provider's console.", id, id, int(window.Minutes())))
 }
 
-func (n notes) deadLettered(o store.Order) []store.OutboxMessage {
-	out := []store.OutboxMessage{htmlMessage(o.ChatID, fmt.Sprintf(
+// deadLettered tells the user, and the admin chat, that an order failed for good. A
+// permanent failure (the provider refused the order itself) says that ordering the
+// same again will fail the same way: "try again later" would only cost them another
+// hold and another wait.
+func (n notes) deadLettered(o store.Order, permanent bool) []store.OutboxMessage {
+	text := fmt.Sprintf(
 		"❌ <b>Server creation failed</b> (order #%d)\n\nWe tried %d times and could not create your server. Your payment of %d was released back to your balance. Please try again later or contact support.",
-		o.ID, o.Attempts, o.PricePaid))}
+		o.ID, o.Attempts, o.PricePaid)
+	if permanent {
+		text = fmt.Sprintf(
+			"❌ <b>Server creation failed</b> (order #%d)\n\nThis order cannot be fulfilled: %s.\nOrdering the same plan in the same region again will fail the same way; choose another plan or region with /plans, or contact support. Your payment of %d was released back to your balance.",
+			o.ID, html.EscapeString(o.LastError), o.PricePaid)
+	}
+	out := []store.OutboxMessage{htmlMessage(o.ChatID, text)}
 	if n.adminChat != 0 {
 		out = append(out, htmlMessage(n.adminChat, fmt.Sprintf(
 			"🚨 <b>Dead letter</b>: order #%d\nUser: <code>%d</code>\nPlan: %s in %s (%s)\nAttempts: %d\nLast error: <code>%s</code>",

@@ -344,7 +344,7 @@ func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptF
 		o.LastError = reason
 		o.Record(now, "dead_lettered", reason)
 		return nil
-	}, a.d.notes.deadLettered(current)...)
+	}, a.d.notes.deadLettered(current, permanent)...)
 	if err != nil {
 		return a.storeTrouble(o, now, err)
 	}

@@ -22,6 +22,8 @@ type OrderRequest struct {
 var (
 	ErrUnknownPlan   = catalog.ErrUnknownPlan
 	ErrUnknownRegion = catalog.ErrUnknownRegion
+	// ErrPlanUnavailable is a plan whose provider is not configured on this server.
+	ErrPlanUnavailable = catalog.ErrPlanUnavailable
 )
 
 const requestTimeout = 30 * time.Second

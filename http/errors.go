@@ -102,6 +102,8 @@ func domainError(err error) *apiError {
 		return newError(fiber.StatusTooManyRequests, "order_rate_limited", "too many orders from this user; try again later")
 	case errors.Is(err, engine.ErrUnknownPlan):
 		return newError(fiber.StatusBadRequest, "unknown_plan", err.Error())
+	case errors.Is(err, engine.ErrPlanUnavailable):
+		return newError(fiber.StatusUnprocessableEntity, "plan_unavailable", err.Error())
 	case errors.Is(err, engine.ErrUnknownRegion):
 		return newError(fiber.StatusBadRequest, "unknown_region", err.Error())
 	case errors.Is(err, engine.ErrNotStarted):
