@@ -39,6 +39,7 @@ const helpText = `<b>hangar</b> creates cloud servers from this chat.
 /cancel &lt;order&gt; — cancel an order that has not started
 /terminate &lt;order&gt; — delete a server
 /password &lt;order&gt; — your server's root password again, shortly after it is ready
+/sshkey &lt;public key&gt; — create your next servers with your SSH key
 /help — this list`
 
 // bot answers chat commands for one user. It runs inside that user's actor, after the
@@ -105,6 +106,8 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 		b.terminate(chat, user, args, out)
 	case "/password":
 		b.password(chat, user, args, out)
+	case "/sshkey":
+		b.sshKey(chat, user, args, out)
 	case "":
 		out.say(chat, "I only understand commands. Send /help to see them.")
 	default:

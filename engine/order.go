@@ -246,7 +246,7 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 		password = passwordUnknown
 	}
 	if !found {
-		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan}
+		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan, SSHKeys: userSSHKeys(a.d.store, o)}
 		if pc, ok := prov.(interface{ ChoosesRootPassword() bool }); !ok || !pc.ChoosesRootPassword() {
 			// Kept sealed before the create, so that a retry or a resume after a crash
 			// sends the same password the provider may already have.

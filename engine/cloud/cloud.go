@@ -35,6 +35,9 @@ type CreateRequest struct {
 	Plan         string // provider plan id, e.g. "g6-nanode-1" or "vc2-1c-1gb"
 	Image        string // "" means the provider default (linode/debian12, Vultr os_id 2136 Debian 12)
 	RootPassword string // sent once, never stored or logged
+	// SSHKeys are public keys (authorized_keys lines) installed for root: Linode takes
+	// them as authorized_keys, Vultr as ids of keys registered with its /v2/ssh-keys.
+	SSHKeys []string
 }
 
 // Provider creates, finds and deletes servers. Every error it returns answers

@@ -65,12 +65,13 @@ func (l *Linode) Create(ctx context.Context, req CreateRequest) (Instance, error
 		image = LinodeDefaultImage
 	}
 	opts := linodego.InstanceCreateOptions{
-		Label:    req.Label,
-		Region:   req.Region,
-		Type:     req.Plan,
-		Image:    image,
-		RootPass: req.RootPassword,
-		Tags:     []string{Tag},
+		Label:          req.Label,
+		Region:         req.Region,
+		Type:           req.Plan,
+		Image:          image,
+		RootPass:       req.RootPassword,
+		AuthorizedKeys: req.SSHKeys,
+		Tags:           []string{Tag},
 	}
 	cctx, x := withExchange(ctx)
 	in, err := l.client.CreateInstance(cctx, opts)

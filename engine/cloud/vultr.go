@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vultr/govultr/v3"
@@ -67,6 +68,13 @@ func (v *Vultr) Create(ctx context.Context, req CreateRequest) (Instance, error)
 		OsID:     osID,
 		Tags:     []string{Tag},
 	}
+	if len(req.SSHKeys) > 0 {
+		ids, err := v.sshKeyIDs(ctx, req.SSHKeys)
+		if err != nil {
+			return Instance{}, err
+		}
+		cr.SSHKeys = ids
+	}
 	cctx, x := withExchange(ctx)
 	in, _, err := v.client.Instance.Create(cctx, cr)
 	if err != nil {
@@ -78,6 +86,60 @@ func (v *Vultr) Create(ctx context.Context, req CreateRequest) (Instance, error)
 	out := vultrInstance(in)
 	out.RootPassword = in.DefaultPassword
 	return out, nil
+}
+
+// sshKeyIDs finds each public key among the account's registered keys, registering
+// the ones that are not there yet (Vultr installs keys by id only).
+func (v *Vultr) sshKeyIDs(ctx context.Context, keys []string) ([]string, error) {
+	have := map[string]string{} // key body -> id
+	cctx, x := withExchange(ctx)
+	opts := &govultr.ListOptions{PerPage: 100}
+	for {
+		list, meta, _, err := v.client.SSHKey.List(cctx, opts)
+		if err != nil {
+			return nil, classify(ctx, v.Name(), "sshkeys", x, err, v.red)
+		}
+		for _, k := range list {
+			have[sshKeyBody(k.SSHKey)] = k.ID
+		}
+		if meta == nil || meta.Links == nil || meta.Links.Next == "" {
+			break
+		}
+		opts.Cursor = meta.Links.Next
+	}
+	var ids []string
+	for _, key := range keys {
+		if id, ok := have[sshKeyBody(key)]; ok {
+			ids = append(ids, id)
+			continue
+		}
+		cctx, x := withExchange(ctx)
+		k, _, err := v.client.SSHKey.Create(cctx, &govultr.SSHKeyReq{Name: "hangar-" + sshKeyName(key), SSHKey: key})
+		if err != nil {
+			return nil, classify(ctx, v.Name(), "sshkeys", x, err, v.red)
+		}
+		if k == nil || k.ID == "" {
+			return nil, &Error{Op: "sshkeys", Provider: v.Name(), Retryable: true, Err: fmt.Errorf("empty answer")}
+		}
+		have[sshKeyBody(key)], ids = k.ID, append(ids, k.ID)
+	}
+	return ids, nil
+}
+
+// sshKeyBody is a key's type and base64 body, without its comment: the same key
+// registered with another comment is the same key.
+func sshKeyBody(line string) string {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return strings.TrimSpace(line)
+	}
+	return f[0] + " " + f[1]
+}
+
+// sshKeyName names a registered key by the tail of its body.
+func sshKeyName(line string) string {
+	body := sshKeyBody(line)
+	return body[max(0, len(body)-12):]
 }
 
 // parseVultrOS accepts an os_id, the only image form hangar's catalogue uses for Vultr.

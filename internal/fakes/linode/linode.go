@@ -22,10 +22,13 @@ type Instance struct {
 	IPv4    string
 	Tags    []string
 	Created time.Time
+	// AuthorizedKeys are the public keys the create installed for root.
+	AuthorizedKeys []string
 }
 
 func (in Instance) clone() Instance {
 	in.Tags = slices.Clone(in.Tags)
+	in.AuthorizedKeys = slices.Clone(in.AuthorizedKeys)
 	return in
 }
 
@@ -115,6 +118,8 @@ type createBody struct {
 	Image    string   `json:"image"`
 	RootPass string   `json:"root_pass"`
 	Tags     []string `json:"tags"`
+	// AuthorizedKeys are public keys for root, as Linode takes them.
+	AuthorizedKeys []string `json:"authorized_keys"`
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
@@ -133,7 +138,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	// The provider works on the create whether or not the caller is still there.
 	time.Sleep(s.Settings.CreateDelay)
-	in, ok := s.Store.Add(b.RootPass, labelTaken, newInstance(b.Label, b.Region, b.Type, b.Image, b.Tags, time.Now()))
+	build := newInstance(b.Label, b.Region, b.Type, b.Image, b.Tags, time.Now())
+	in, ok := s.Store.Add(b.RootPass, labelTaken, func(seq int) Instance {
+		in := build(seq)
+		in.AuthorizedKeys = b.AuthorizedKeys
+		return in
+	})
 	if !ok {
 		writeError(w, http.StatusBadRequest, "label", "Label must be unique among your Linodes")
 		return

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
@@ -25,10 +26,13 @@ type Instance struct {
 	IPv4     string
 	Tags     []string
 	Created  time.Time
+	// SSHKeyIDs are the registered keys (see SSHKey) the create installed for root.
+	SSHKeyIDs []string
 }
 
 func (in Instance) clone() Instance {
 	in.Tags = slices.Clone(in.Tags)
+	in.SSHKeyIDs = slices.Clone(in.SSHKeyIDs)
 	return in
 }
 
@@ -62,7 +66,12 @@ type Server struct {
 	// oses are the os_id values a create may name. os_id is Vultr's alone (Linode names
 	// an image), so the set lives here rather than in the shared Settings.
 	oses map[int]bool
+
+	keyMu sync.Mutex
+	keys  []sshKey // registered with POST /v2/ssh-keys, in order
 }
+
+type sshKey struct{ ID, Name, Key string }
 
 // Vultr words the shared answers this way; govultr shows the "error" text to the caller.
 var apiErrors = fakeapi.Errors{
@@ -107,8 +116,58 @@ func New(apiKey string, opts ...fakeapi.Option) *Server {
 		"GET /v2/instances":         s.list,
 		"GET /v2/instances/{id}":    s.get,
 		"DELETE /v2/instances/{id}": s.delete,
+		"POST /v2/ssh-keys":         s.createSSHKey,
+		"GET /v2/ssh-keys":          s.listSSHKeys,
 	})
 	return s
+}
+
+// SSHKey is the public key registered under id, as POST /v2/ssh-keys received it.
+func (s *Server) SSHKey(id string) (string, bool) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	for _, k := range s.keys {
+		if k.ID == id {
+			return k.Key, true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) createSSHKey(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Name   string `json:"name"`
+		SSHKey string `json:"ssh_key"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid JSON body.")
+		return
+	}
+	if b.Name == "" || !strings.HasPrefix(b.SSHKey, "ssh-") && !strings.HasPrefix(b.SSHKey, "ecdsa-") {
+		writeError(w, http.StatusBadRequest, "Invalid SSH key.")
+		return
+	}
+	s.keyMu.Lock()
+	k := sshKey{ID: fmt.Sprintf("3b8066a7-b438-455a-9688-%012x", len(s.keys)+1), Name: b.Name, Key: b.SSHKey}
+	s.keys = append(s.keys, k)
+	s.keyMu.Unlock()
+	fakeapi.WriteJSON(w, http.StatusCreated, map[string]any{"ssh_key": renderKey(k)})
+}
+
+func (s *Server) listSSHKeys(w http.ResponseWriter, _ *http.Request) {
+	s.keyMu.Lock()
+	page := []map[string]any{}
+	for _, k := range s.keys {
+		page = append(page, renderKey(k))
+	}
+	s.keyMu.Unlock()
+	fakeapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"ssh_keys": page, "meta": map[string]any{"total": len(page), "links": map[string]string{"next": "", "prev": ""}},
+	})
+}
+
+func renderKey(k sshKey) map[string]any {
+	return map[string]any{"id": k.ID, "name": k.Name, "ssh_key": k.Key, "date_created": "2026-01-01T00:00:00+00:00"}
 }
 
 // Password is the default_password the fake generated for the instance with this label.
@@ -125,6 +184,8 @@ type createBody struct {
 	Plan     string   `json:"plan"`
 	OsID     int      `json:"os_id"`
 	Tags     []string `json:"tags"`
+	// SSHKeyIDs are ids of registered keys.
+	SSHKeyIDs []string `json:"sshkey_id"`
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
@@ -137,11 +198,22 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
+	for _, id := range b.SSHKeyIDs {
+		if _, ok := s.SSHKey(id); !ok {
+			writeError(w, http.StatusBadRequest, "Invalid SSH key ID: "+id)
+			return
+		}
+	}
 	pass := password()
 	// The provider works on the create whether or not the caller is still there.
 	time.Sleep(s.Settings.CreateDelay)
 	// Labels are not unique at Vultr, so nothing can clash.
-	in, _ := s.Store.Add(pass, nil, newInstance(b.Label, b.Hostname, b.Region, b.Plan, b.OsID, b.Tags, time.Now()))
+	build := newInstance(b.Label, b.Hostname, b.Region, b.Plan, b.OsID, b.Tags, time.Now())
+	in, _ := s.Store.Add(pass, nil, func(seq int) Instance {
+		in := build(seq)
+		in.SSHKeyIDs = b.SSHKeyIDs
+		return in
+	})
 	body := s.render(in)
 	// Vultr's answer to a create: pending, no address yet, and the only sight of the
 	// password.
