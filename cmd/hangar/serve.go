@@ -241,7 +241,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() {
+		closing := time.Now()
+		if err := st.Close(); err != nil {
+			log.Error("store close", "err", err)
+		}
+		log.Info("store closed", "took", time.Since(closing).Round(time.Millisecond))
+	}()
 	if err := seedViews(st, cfg.Blog.SeedViews, log); err != nil {
 		return err
 	}
@@ -361,7 +367,6 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 // the caller. Each step says what it waits for.
 func shutdown(budget time.Duration, eng *engine.Engine, srv *hangarhttp.Server, sshServer *tui.SSHServer, log *slog.Logger) {
 	start := time.Now()
-	deadline := start.Add(budget)
 	eng.StopStarting()
 	log.Info("shutting down", "budget", budget)
 	if sshServer != nil {
@@ -370,10 +375,11 @@ func shutdown(budget time.Duration, eng *engine.Engine, srv *hangarhttp.Server, 
 		}
 		_ = sshServer.Close()
 	}
-	// HTTP gets at most half the budget: a request still running then is cut off
-	// (its work is either durable already or never acknowledged), and the engine
-	// keeps the rest for its provider calls and mailboxes.
-	httpCtx, cancelHTTP := context.WithDeadline(context.Background(), start.Add(budget/2))
+	// HTTP gets at most two fifths of the budget: a request still running then is cut
+	// off (its work is either durable already or never acknowledged); the engine has
+	// until seven tenths for its provider calls and mailboxes, and the store the rest
+	// to close (Badger flushes its memtable).
+	httpCtx, cancelHTTP := context.WithDeadline(context.Background(), start.Add(budget*2/5))
 	if n := srv.OpenConns(); n > 0 {
 		log.Info("waiting for HTTP requests in flight", "open_connections", n)
 	}
@@ -381,8 +387,7 @@ func shutdown(budget time.Duration, eng *engine.Engine, srv *hangarhttp.Server, 
 		log.Warn("HTTP requests still open at their shutdown deadline were cut off", "open_connections", srv.OpenConns(), "err", err)
 	}
 	cancelHTTP()
-	// The store closes after the engine; leave it a tenth of the budget.
-	engCtx, cancelEng := context.WithDeadline(context.Background(), deadline.Add(-budget/10))
+	engCtx, cancelEng := context.WithDeadline(context.Background(), start.Add(budget*7/10))
 	eng.Stop(engCtx)
 	cancelEng()
 	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
