@@ -21,9 +21,9 @@ const (
 	prefixOrderStatus = "ordstat:"   // ordstat:{status}:{id:8 BE} → empty: the dispatcher's index
 	prefixOrderUser   = "orduser:"   // orduser:{telegramUser}:{id:8 BE} → empty: a user's orders
 	prefixDeadLetter  = "dlq:"       // dlq:{id:8 BE} → empty: the dead-letter list (purge empties it)
-	prefixBalance     = "balance:"   // balance:{telegramUser} → Balance
-	prefixLedger      = "ledger:"    // ledger:{telegramUser}:{seq:8 BE} → LedgerEntry
-	prefixOrderRate   = "orderrate:" // orderrate:{telegramUser} → Window, TTL = window end
+	prefixBalance     = "balance:"   // balance:{userID} → Balance (keyed by telegram_user_id before schema 5)
+	prefixLedger      = "ledger:"    // ledger:{userID}:{seq:8 BE} → LedgerEntry
+	prefixOrderRate   = "orderrate:" // orderrate:{userID} → Window, TTL = window end
 	prefixQuote       = "quote:"     // quote:{nonce} → Quote awaiting the user's confirm button, TTL 10m
 
 	// blog (seed 004)

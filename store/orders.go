@@ -103,8 +103,9 @@ type OrderLimit struct {
 	Window time.Duration
 }
 
-// CreateOrder stores a new pending order, holds its price from the user's balance and
-// counts it against the user's order window, all in one transaction. It returns
+// CreateOrder stores a new pending order, holds its price from the balance of its
+// user_id (seed 002's account; telegram_user_id is only where messages go) and counts
+// it against that user's order window, all in one transaction. It returns
 // ErrInsufficientFunds or ErrOrderRateLimited without storing anything.
 func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (Order, error) {
 	id, err := s.nextSeq("order")
@@ -113,6 +114,10 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 	}
 	now := s.now()
 	o.ID = int64(id)
+	if o.UserID == 0 {
+		// Seed 002: a user met only through the bot has their Telegram id as user_id.
+		o.UserID = o.TelegramUserID
+	}
 	o.Status = OrderPending
 	o.CreatedAt, o.UpdatedAt, o.DueAt, o.QueuedAt = now, now, now, now
 	o.Attempts = 0
@@ -125,7 +130,7 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 	var out Order
 	err = s.updateNow(func(txn *tx) error {
 		if limit.Max > 0 {
-			if err := countOrder(txn, o.TelegramUserID, limit, now); err != nil {
+			if err := countOrder(txn, o.UserID, limit, now); err != nil {
 				return err
 			}
 		}
@@ -312,7 +317,7 @@ func (s *Store) settleMoney(txn *tx, o *Order, now time.Time) error {
 	default:
 		return nil
 	}
-	if err := s.moveMoney(txn, o.TelegramUserID, kind, o.PricePaid, o.ID, now); err != nil {
+	if err := s.moveMoney(txn, o.UserID, kind, o.PricePaid, o.ID, now); err != nil {
 		return err
 	}
 	o.Money = next
@@ -335,7 +340,8 @@ func (s *Store) ListOrders(status string, limit int, before int64) ([]Order, err
 	return s.loadOrders(orderStatusPrefix(status), false, before, limit)
 }
 
-// UserOrders returns up to limit orders of one Telegram user, newest first.
+// UserOrders returns up to limit orders sent to one Telegram user, newest first (what
+// their chat's /servers lists; money follows user_id, not this).
 func (s *Store) UserOrders(user int64, limit int) ([]Order, error) {
 	return s.loadOrders(orderUserPrefix(user), false, 0, limit)
 }
