@@ -51,6 +51,8 @@ func TestCrashRecoveryProvisionsEachOrderOnce(t *testing.T) {
 		"HANGAR_LINODE_TOKEN=linode-test-token", "HANGAR_LINODE_API=" + linode.URL(),
 		"HANGAR_MAX_CONCURRENCY=4", "HANGAR_RETRY_BASE=400ms", "HANGAR_POLL_INTERVAL=50ms",
 		"HANGAR_ORDERS_PER_HOUR=1000",
+		// Creates cut by the kill finish at the fake within its latency.
+		"HANGAR_CREATE_SETTLE=500ms",
 	}
 	dataDir := t.TempDir()
 	d := startDaemon(t, dataDir, env...)
