@@ -38,6 +38,7 @@ type Store interface {
 	OutboxStore
 	OrderStore
 	BotStore
+	BroadcastStore
 	Ping(ctx context.Context) error
 }
 
@@ -65,6 +66,7 @@ type Config struct {
 	// Passwords, when set, replaces Password: random passwords kept sealed only until
 	// sent (a Vault).
 	Passwords PasswordSource
+	Broadcast BroadcastConfig
 }
 
 // QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
@@ -157,6 +159,7 @@ type Engine struct {
 	// pending counts updates handed to the actors and not yet processed (the router
 	// decrements it); it bounds what a flood can queue in memory.
 	pending atomic.Int64
+	bcast   *broadcastHandle
 }
 
 // New builds an engine; Start spawns its actors.
@@ -180,6 +183,7 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 // a previous run acknowledged but did not process.
 func (e *Engine) Start() error {
 	e.feed = e.actors.Spawn(newFeedHub(), "feed", actor.WithID("hub"))
+	e.startBroadcaster() // before the outbox: it meters the sender the outbox is given
 	e.outbox = e.actors.Spawn(newOutboxSender(e.outboxDeps()), "outbox", actor.WithID("sender"))
 	e.dispatcher = e.actors.Spawn(newDispatcher(e.dispatcherDeps()), "queue", actor.WithID("dispatcher"))
 	res, err := e.actors.Request(e.dispatcher, recoverOrders{}, 5*time.Minute).Result()
@@ -243,7 +247,7 @@ func (e *Engine) Stop(ctx context.Context) {
 	for _, a := range []struct {
 		name string
 		pid  *actor.PID
-	}{{"update router", e.router}, {"dispatcher", e.dispatcher}, {"outbox sender", e.outbox}, {"event feed", e.feed}} {
+	}{{"update router", e.router}, {"dispatcher", e.dispatcher}, {"broadcaster", e.bcast.pid}, {"outbox sender", e.outbox}, {"event feed", e.feed}} {
 		e.cfg.Logger.Debug("waiting for actor to finish its mailbox", "actor", a.name)
 		select {
 		case <-e.actors.Poison(a.pid).Done():

@@ -103,6 +103,9 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 				return err
 			}
 		}
+		if err := markUserSeen(txn, o.UserID, now); err != nil { // broadcasts' recipients
+			return err
+		}
 		for i := range replies {
 			var err error
 			if o.LogOnly {

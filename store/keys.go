@@ -44,6 +44,10 @@ const (
 	// root passwords and SSH keys (issue 14)
 	prefixSealedPassword = "sealedpw:" // sealedpw:{orderID:8 BE} → SealedPassword, deleted once sent and past the /password window
 	prefixSSHKey         = "sshkey:"   // sshkey:{telegramUser} → UserSSHKey: the public key servers are created with
+	// broadcasts (issue 17)
+	prefixTelegramUser  = "tguser:"    // tguser:{telegramUser:8 BE} → first seen, blocked at (8 BE unix ns each; 0: not blocked)
+	prefixBroadcast     = "bcast:"     // bcast:{id:8 BE} → Broadcast, the newest BroadcastCap kept
+	prefixBroadcastRcpt = "bcastrcpt:" // bcastrcpt:{id:8 BE}{chunk:8 BE} → up to recipientChunk user ids, 8 BE each; deleted when it ends
 )
 
 const (

@@ -43,6 +43,7 @@ type Server struct {
 	changed    chan struct{}
 	delay      time.Duration
 	refuse     func(text string) bool
+	blocked    map[int64]bool
 	hook       webhookState // setWebhook, getWebhookInfo, getUpdates (webhook.go)
 }
 
@@ -210,6 +211,9 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string) {
 	}
 	if p["text"] == "" {
 		writeJSON(w, http.StatusBadRequest, apiResponse{ErrorCode: 400, Description: "Bad Request: message text is empty"})
+		return
+	}
+	if s.answerBlocked(w, chatID) {
 		return
 	}
 	s.mu.Lock()
