@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 	"time"
@@ -126,8 +127,18 @@ func (s *Server) rateLimits(c *fiber.Ctx) error {
 func viewMessages(ms []store.OutboxMessage) []api.Message {
 	out := make([]api.Message, 0, len(ms))
 	for _, m := range ms {
-		v := api.Message{ID: m.ID, ChatID: m.ChatID, Text: m.Loggable(), Status: m.Status, Attempts: m.Attempts,
-			LastError: m.LastError, CreatedAt: m.CreatedAt.UTC()}
+		v := api.Message{ID: m.ID, ChatID: m.ChatID, Text: m.Loggable(), ParseMode: m.ParseMode, CallbackQueryID: m.CallbackQueryID,
+			Status: m.Status, Attempts: m.Attempts, LastError: m.LastError, CreatedAt: m.CreatedAt.UTC()}
+		if len(m.ReplyMarkup) > 0 {
+			var kb struct {
+				InlineKeyboard [][]api.Button `json:"inline_keyboard"`
+			}
+			// A markup that does not decode is shown without buttons; the sender
+			// refuses it on its own.
+			if json.Unmarshal(m.ReplyMarkup, &kb) == nil {
+				v.Buttons = kb.InlineKeyboard
+			}
+		}
 		if !m.SentAt.IsZero() {
 			t := m.SentAt.UTC()
 			v.SentAt = &t

@@ -36,11 +36,15 @@ Connects the bot to hangar (HANGAR_BOT_TOKEN, HANGAR_TELEGRAM_API):
 // runTelegram is `hangar telegram`.
 func runTelegram(args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Print(telegramUsage)
+		fmt.Print(telegramUsage + "\n" + pressUsage)
 		if len(args) == 0 {
-			return errors.New("give setup, info or delete")
+			return errors.New("give setup, info, delete, send, outbox or press")
 		}
 		return nil
+	}
+	switch args[0] {
+	case "send", "outbox", "press": // the offline bot (telegram_press.go)
+		return runTelegramOffline(args[0], args[1:])
 	}
 	fs := flag.NewFlagSet("telegram "+args[0], flag.ContinueOnError)
 	fs.SetOutput(os.Stdout)

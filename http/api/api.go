@@ -122,16 +122,30 @@ type Outbox struct {
 	Sending bool      `json:"sending"`
 }
 
-// Message is an outbox message; Text has its secrets masked.
+// Message is an outbox message; Text has its secrets masked. With sending off this is
+// the only place a message is seen, so it is whole: its buttons and their callback data
+// too (what `hangar telegram press` sends back through /webhook).
 type Message struct {
 	ID        uint64     `json:"id"`
 	ChatID    int64      `json:"chat_id"`
 	Text      string     `json:"text"`
-	Status    string     `json:"status"`
-	Attempts  int        `json:"attempts"`
-	LastError string     `json:"last_error,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
-	SentAt    *time.Time `json:"sent_at"`
+	ParseMode string     `json:"parse_mode,omitempty"`
+	Buttons   [][]Button `json:"buttons,omitempty"`
+	// CallbackQueryID marks the answer to a button press (the notice the user sees
+	// over the chat) rather than a chat message.
+	CallbackQueryID string     `json:"callback_query_id,omitempty"`
+	Status          string     `json:"status"`
+	Attempts        int        `json:"attempts"`
+	LastError       string     `json:"last_error,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	SentAt          *time.Time `json:"sent_at"`
+}
+
+// Button is one inline keyboard button of a message: its text and its one action.
+type Button struct {
+	Text         string `json:"text"`
+	CallbackData string `json:"callback_data,omitempty"`
+	URL          string `json:"url,omitempty"`
 }
 
 // BlogStats is GET /api/admin/stats.
