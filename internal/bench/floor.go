@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -111,6 +110,9 @@ func benchFloorRun(bin, dir string, v floorVariant, run int) (orderRates, error)
 		return orderRates{}, err
 	}
 	printOrderLoad(fmt.Sprintf("%s run %d", v.name, run), res)
+	if v.name == "prescribed" {
+		summaryCPU.floor = append(summaryCPU.floor, res.CPUPerRequest())
+	}
 	r := orderRates{
 		accepted:  float64(res.Requests-res.Non200-res.Errors) / res.Elapsed.Seconds(),
 		completed: float64(ordersTotal) / at.Sub(load.start).Seconds(),
@@ -186,23 +188,8 @@ func (f *floorProc) waitDone(n int64) (time.Time, int64, error) {
 	}
 }
 
-// cpu is the CPU time (user and system) the floor server has used so far, from
-// /proc/PID/stat in clock ticks (100 a second on Linux).
-func (f *floorProc) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", f.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses and may hold spaces:
-	// state is the first, utime the 12th, stime the 13th.
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
+// cpu is the CPU time (user and system) the floor server has used so far.
+func (f *floorProc) cpu() time.Duration { return pidCPU(f.cmd.Process.Pid) }
 
 func (f *floorProc) stop() {
 	_ = f.cmd.Process.Signal(syscall.SIGTERM)

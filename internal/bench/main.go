@@ -31,6 +31,7 @@ var scenarios = []scenario{
 	{"webhook", runWebhookBench},
 	{"views", runViewsBench},
 	{"orders", runOrdersBench},
+	{"anchors", runAnchorsBench},
 }
 
 // benchConfig holds the flags every scenario may read.
@@ -38,6 +39,7 @@ type benchConfig struct {
 	Only       string
 	Clients    int
 	OrderRuns  int
+	AnchorRuns int
 	Duration   time.Duration
 	Warmup     time.Duration
 	CPUProfile string
@@ -59,9 +61,10 @@ func run(args []string) error {
 	fs.StringVar(&cfg.Only, "only", strings.Join(scenarioNames(), ","), "comma-separated scenarios to run")
 	fs.IntVar(&cfg.Clients, "clients", 64, "concurrent load-generator clients")
 	fs.IntVar(&cfg.OrderRuns, "order-runs", 3, "runs of the zero-latency orders throughput, each on a fresh stack; the targets are judged on the median")
+	fs.IntVar(&cfg.AnchorRuns, "anchor-runs", 3, "rounds of the anchors comparison (each loads every anchor and hangar once, alternately, on fresh processes); ratios are reported as the median and range")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured load duration per run")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured load before each measured run")
-	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the durable measured run to this file")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write CPU profiles of the measured phases next to this path: for x.prof, x.webhook.prof, x.views.prof, x.orders-accept-N.prof, x.orders-drain-N.prof for run N (the generator's goroutines are labelled bench=load)")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile (allocations of the whole run: -sample_index=alloc_space) to this file at the end")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,6 +86,7 @@ func run(args []string) error {
 			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
 	}
+	printSummary()
 	if err := writeMemProfile(cfg.MemProfile); err != nil {
 		errs = append(errs, err)
 	}
@@ -161,13 +165,20 @@ func runLoad(ctx context.Context, clients int, dur time.Duration, do func(worker
 	var wg sync.WaitGroup
 	for w := range clients {
 		per[w].Latencies = make([]time.Duration, 0, capacity)
-		wg.Go(func() { per[w].work(ctx, end, w, do) })
+		wg.Go(func() {
+			pprof.Do(ctx, generatorLabels, func(ctx context.Context) { per[w].work(ctx, end, w, do) })
+		})
 	}
 	wg.Wait()
 	res := mergeResults(per, time.Since(start))
 	res.CPU = processCPU() - cpu0
 	return res
 }
+
+// generatorLabels mark the load generator's goroutines in CPU profiles, so that the
+// server's share can be read alone: go tool pprof -tagignore=bench=load (or -tagfocus
+// for the generator's).
+var generatorLabels = pprof.Labels("bench", "load")
 
 // processCPU is the CPU time this process has used so far. The load generator runs in
 // the same process, so CPU per request counts client and server alike; it is steadier

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,7 +123,7 @@ func benchOrderRuns(n int) error {
 	var errs []error
 	for i := range n {
 		fmt.Printf("  run %d of %d\n", i+1, n)
-		r, err := benchOrderThroughput()
+		r, err := benchOrderThroughput(i + 1)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("run %d: %w", i+1, err))
 			continue
@@ -157,7 +159,7 @@ func medianRate(runs []orderRates, rate func(orderRates) float64) float64 {
 }
 
 // benchOrderThroughput runs the accept and completion measurements on one stack.
-func benchOrderThroughput() (orderRates, error) {
+func benchOrderThroughput(run int) (orderRates, error) {
 	st, err := startServeStack(ordersStackSpec)
 	if err != nil {
 		return orderRates{}, err
@@ -177,7 +179,7 @@ func benchOrderThroughput() (orderRates, error) {
 	}
 	runtime.GC()
 
-	stopAcceptProfile, err := startPhaseProfile("orders-accept")
+	stopAcceptProfile, err := startPhaseProfile(fmt.Sprintf("orders-accept-%d", run))
 	if err != nil {
 		return orderRates{}, err
 	}
@@ -187,13 +189,14 @@ func benchOrderThroughput() (orderRates, error) {
 	res, lastAccept := load.run(ordersTotal)
 	acceptCPU := processCPU() - cpu0
 	stopAcceptProfile()
-	stopDrainProfile, err := startPhaseProfile("orders-drain")
+	stopDrainProfile, err := startPhaseProfile(fmt.Sprintf("orders-drain-%d", run))
 	if err != nil {
 		return orderRates{}, err
 	}
 	done := <-watch
 	stopDrainProfile()
 	res.CPU = acceptCPU
+	summaryCPU.hangar = append(summaryCPU.hangar, res.CPUPerRequest())
 	printOrderLoad("accepted (201)", res)
 	printLogStats(log0, st.store.LogStats())
 	fmt.Println()
@@ -326,6 +329,8 @@ func (l *ordersLoad) run(n int) (loadResult, time.Time) {
 	for w := range l.clients {
 		per[w].Latencies = make([]time.Duration, 0, n/l.clients+16)
 		wg.Go(func() {
+			defer pprof.SetGoroutineLabels(context.Background())
+			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), generatorLabels))
 			req, resp := &fasthttp.Request{}, &fasthttp.Response{}
 			req.SetRequestURI(l.uri)
 			req.Header.SetMethod(fasthttp.MethodPost)

@@ -139,7 +139,7 @@ func benchViews(vc viewsBenchConfig) (viewsResult, error) {
 	ctx := context.Background()
 	runLoad(ctx, vc.Clients, vc.Warmup, l.do)
 	l.counted.Store(0)
-	stopProfile, err := startCPUProfile(cfg.Only == "views")
+	stopProfile, err := startCPUProfile(true, "views")
 	if err != nil {
 		return viewsResult{}, err
 	}

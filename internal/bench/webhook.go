@@ -221,7 +221,7 @@ func loadWebhook(addr string, profile bool) (loadResult, error) {
 	l := newWebhookLoad(addr, cfg.Clients)
 	ctx := context.Background()
 	runLoad(ctx, cfg.Clients, cfg.Warmup, l.do)
-	stopProfile, err := startCPUProfile(profile)
+	stopProfile, err := startCPUProfile(profile, "webhook")
 	if err != nil {
 		return loadResult{}, err
 	}
@@ -230,11 +230,12 @@ func loadWebhook(addr string, profile bool) (loadResult, error) {
 	return res, nil
 }
 
-func startCPUProfile(on bool) (stop func(), err error) {
-	if !on || cfg.CPUProfile == "" {
+// startCPUProfile starts the phase's profile (see startPhaseProfile) when on.
+func startCPUProfile(on bool, phase string) (stop func(), err error) {
+	if !on {
 		return func() {}, nil
 	}
-	return startProfileTo(cfg.CPUProfile)
+	return startPhaseProfile(phase)
 }
 
 // startProfileTo starts a CPU profile written to path; stop ends it and says where.
