@@ -135,6 +135,7 @@ func New(o Options) *Model {
 	}
 	m.views = []common.View{
 		pages.NewOverview(c), pages.NewOrders(c), pages.NewDeadLetters(c), pages.NewRateLimits(c), pages.NewBlog(c), pages.NewOutbox(c),
+		pages.NewUser(c), pages.NewModeration(c), pages.NewLogs(c), pages.NewReconcile(c),
 	}
 	m.resize(o.Width, o.Height)
 	m.render()
@@ -289,6 +290,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.pollAll())
 	case common.NoticeMsg:
 		m.status, m.statusErr, m.notice = msg.Text, msg.Err, true
+	case common.OpenUserMsg:
+		for i, v := range m.views {
+			if _, ok := v.(interface{ ShowsUser() }); ok {
+				m.switchTo(i)
+			}
+		}
 	case common.PlansMsg:
 		if msg.Err == nil {
 			m.c.Currency = msg.Cat.Currency
@@ -393,6 +400,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if m.notice {
 		m.status, m.notice = "", false
 	}
+	if c, ok := m.activeView().(common.Capturer); ok && c.Capturing() {
+		if msg.String() == "ctrl+c" {
+			return m.quitCmd()
+		}
+		return m.activeView().HandleKey(msg)
+	}
 	switch {
 	case key.Matches(msg, km.Quit):
 		return m.quitCmd()
@@ -407,7 +420,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.switchTo((m.active + len(m.views) - 1) % len(m.views))
 		return nil
 	case key.Matches(msg, km.Jump):
-		m.switchTo(int(msg.String()[0] - '1'))
+		// 1 is the first view and 0 the tenth, as on the keyboard's row.
+		m.switchTo((int(msg.String()[0]-'0') + 9) % 10)
 		return nil
 	case key.Matches(msg, km.Filter):
 		m.filtering = true

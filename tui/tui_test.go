@@ -128,12 +128,16 @@ func TestSwitchViews(t *testing.T) {
 		want string
 	}{
 		{"tab to orders", []string{"tab"}, "status all"},
-		{"shift+tab wraps to outbox", []string{"shift+tab"}, "sending off"},
+		{"shift+tab wraps to the reconciler", []string{"shift+tab"}, "60123457"},
 		{"2 orders", []string{"2"}, "sort newest"},
 		{"3 dead letters", []string{"3"}, "3 dead letters"},
 		{"4 rate limits", []string{"4"}, "limit 30 per 60s"},
 		{"5 blog", []string{"5"}, "hello-hangar"},
 		{"6 outbox", []string{"6"}, "order received"},
+		{"7 user", []string{"7"}, "no user shown"},
+		{"8 comments", []string{"8"}, "cheap pills"},
+		{"9 logs", []string{"9"}, "order dead-lettered"},
+		{"0 reconciler", []string{"0"}, "60123457"},
 		{"number keys after tab", []string{"tab", "tab", "4"}, "limit 30 per 60s"},
 	}
 	for _, tt := range tests {

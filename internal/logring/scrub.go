@@ -47,8 +47,10 @@ func NewScrubber(secrets ...string) *Scrubber {
 }
 
 var (
-	// secretPair is key=value or key: value where the key names a credential.
-	secretPair = regexp.MustCompile(`(?i)(\b(?:root[ _-]?)?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|authorization)\w*"?\s*[:=]\s*"?)(?:bearer\s+)?([^\s",}&]+)`)
+	// secretPair is key=value (an attribute, a query string, JSON) where the key names
+	// a credential; a password also as "password: value", as messages write it. Not
+	// "token: value": prose ("no bot token: Telegram sending is off") reads so.
+	secretPair = regexp.MustCompile(`(?i)((?:(?:\b(?:root[ _-]?)?(?:password|passwd|pwd)|비밀번호)\w*"?\s*[:=]|\b(?:secret|token|api[_-]?key|apikey|authorization)\w*"?(?:=|":))\s*"?)(?:bearer\s+)?([^\s",}&]+)`)
 	// bearer is an Authorization header's value quoted anywhere.
 	bearer = regexp.MustCompile(`(?i)(\bbearer\s+)([^\s",}]+)`)
 	// botToken is a Telegram bot token, as found in an API URL (…/bot123:ABC…/send…).

@@ -124,7 +124,7 @@ const terminateTimeout = 40 * time.Second
 func (c *Client) TerminateOrder(ctx context.Context, id int64) (api.Order, error) {
 	var v api.Order
 	return v, c.doWithin(ctx, max(c.requestTimeout, terminateTimeout), http.MethodPost,
-		"/admin/orders/"+strconv.FormatInt(id, 10)+"/terminate", nil, &v)
+		"/admin/orders/"+strconv.FormatInt(id, 10)+"/terminate", nil, nil, &v)
 }
 
 func (c *Client) DeadLetters(ctx context.Context, limit int) ([]api.Order, error) {
@@ -183,6 +183,83 @@ func (c *Client) BlogStats(ctx context.Context) (api.BlogStats, error) {
 	return v, c.do(ctx, http.MethodGet, "/api/admin/stats", nil, &v)
 }
 
+func (c *Client) User(ctx context.Context, id int64) (api.User, error) {
+	var v api.User
+	return v, c.do(ctx, http.MethodGet, "/admin/users/"+strconv.FormatInt(id, 10), nil, &v)
+}
+
+// UserOrders reads GET /admin/users/:id/orders, the user's orders newest first.
+func (c *Client) UserOrders(ctx context.Context, id int64, limit int) ([]api.Order, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var v api.OrderPage
+	return v.Orders, c.do(ctx, http.MethodGet, "/admin/users/"+strconv.FormatInt(id, 10)+"/orders", q, &v)
+}
+
+func (c *Client) Deposit(ctx context.Context, id, amount int64) (api.Balance, error) {
+	var v api.Balance
+	return v, c.doJSON(ctx, http.MethodPost, "/admin/users/"+strconv.FormatInt(id, 10)+"/deposit", map[string]int64{"amount": amount}, &v)
+}
+
+func (c *Client) Comments(ctx context.Context, limit int) ([]api.Comment, error) {
+	var v api.Comments
+	return v.Comments, c.do(ctx, http.MethodGet, "/api/admin/comments", limitQuery(limit), &v)
+}
+
+func (c *Client) DeleteComment(ctx context.Context, id uint64) error {
+	var v struct{}
+	return c.do(ctx, http.MethodDelete, "/api/admin/comments/"+strconv.FormatUint(id, 10), nil, &v)
+}
+
+func (c *Client) Inquiries(ctx context.Context, limit int) ([]api.Inquiry, error) {
+	var v api.Inquiries
+	return v.Inquiries, c.do(ctx, http.MethodGet, "/api/admin/inquiries", limitQuery(limit), &v)
+}
+
+func (c *Client) MarkInquiryRead(ctx context.Context, id uint64) (api.Inquiry, error) {
+	var v api.Inquiry
+	return v, c.do(ctx, http.MethodPost, "/api/admin/inquiries/"+strconv.FormatUint(id, 10)+"/read", nil, &v)
+}
+
+func (c *Client) Visitors(ctx context.Context, limit int) ([]api.VisitorPoint, error) {
+	var v api.Visitors
+	return v.Visitors, c.do(ctx, http.MethodGet, "/api/admin/visitors", limitQuery(limit), &v)
+}
+
+func (c *Client) Logs(ctx context.Context, since uint64, level string, limit int) (api.LogPage, error) {
+	q := limitQuery(limit)
+	if since > 0 {
+		q.Set("since", strconv.FormatUint(since, 10))
+	}
+	if level != "" {
+		q.Set("level", level)
+	}
+	var v api.LogPage
+	return v, c.do(ctx, http.MethodGet, "/admin/logs", q, &v)
+}
+
+func (c *Client) Reconcile(ctx context.Context) (api.ReconcileReport, error) {
+	var v api.ReconcileReport
+	return v, c.do(ctx, http.MethodGet, "/admin/reconcile", nil, &v)
+}
+
+// RunReconcile waits as long as a termination does: the reconciler lists and deletes
+// servers at the providers before it answers.
+func (c *Client) RunReconcile(ctx context.Context) (api.ReconcileReport, error) {
+	var v api.ReconcileReport
+	return v, c.doWithin(ctx, max(c.requestTimeout, terminateTimeout), http.MethodPost, "/admin/reconcile", nil, nil, &v)
+}
+
+func limitQuery(limit int) url.Values {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return q
+}
+
 func (c *Client) endpoint(path string, q url.Values) string {
 	u := *c.base
 	u.Path = strings.TrimRight(u.Path, "/") + path
@@ -190,8 +267,8 @@ func (c *Client) endpoint(path string, q url.Values) string {
 	return u.String()
 }
 
-func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(path, q), nil)
+func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(path, q), body)
 	if err != nil {
 		return nil, err
 	}
@@ -200,15 +277,31 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 }
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, out any) error {
-	return c.doWithin(ctx, c.requestTimeout, method, path, q, out)
+	return c.doWithin(ctx, c.requestTimeout, method, path, q, nil, out)
 }
 
-func (c *Client) doWithin(ctx context.Context, timeout time.Duration, method, path string, q url.Values, out any) error {
+// doJSON sends in as the JSON body.
+func (c *Client) doJSON(ctx context.Context, method, path string, in, out any) error {
+	return c.doWithin(ctx, c.requestTimeout, method, path, nil, in, out)
+}
+
+func (c *Client) doWithin(ctx context.Context, timeout time.Duration, method, path string, q url.Values, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := c.newRequest(ctx, method, path, q)
+	var reqBody io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		reqBody = bytes.NewReader(b)
+	}
+	req, err := c.newRequest(ctx, method, path, q, reqBody)
 	if err != nil {
 		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.hc.Do(req)

@@ -83,7 +83,7 @@ func (f *feed) emit(ev api.Event) {
 func (f *feed) stream(ctx context.Context) (connected bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req, err := f.c.newRequest(ctx, http.MethodGet, "/admin/events", nil)
+	req, err := f.c.newRequest(ctx, http.MethodGet, "/admin/events", nil, nil)
 	if err != nil {
 		return false, err
 	}

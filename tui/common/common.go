@@ -37,6 +37,25 @@ type Daemon interface {
 	BlogStats(ctx context.Context) (api.BlogStats, error)
 	// Plans is the catalogue; its currency says how every amount is shown.
 	Plans(ctx context.Context) (api.Catalog, error)
+	// User is one user's balance and ledger; UserOrders their newest orders.
+	User(ctx context.Context, id int64) (api.User, error)
+	UserOrders(ctx context.Context, id int64, limit int) ([]api.Order, error)
+	// Deposit credits amount minor units of the catalogue's currency to user id.
+	Deposit(ctx context.Context, id, amount int64) (api.Balance, error)
+	// Comments and Inquiries are the blog's, newest first.
+	Comments(ctx context.Context, limit int) ([]api.Comment, error)
+	DeleteComment(ctx context.Context, id uint64) error
+	Inquiries(ctx context.Context, limit int) ([]api.Inquiry, error)
+	MarkInquiryRead(ctx context.Context, id uint64) (api.Inquiry, error)
+	// Visitors are the visitor log's newest hits with their coordinates, for the map.
+	Visitors(ctx context.Context, limit int) ([]api.VisitorPoint, error)
+	// Logs are the daemon's own log records after since at level or above ("" for
+	// all), secrets already masked by the daemon.
+	Logs(ctx context.Context, since uint64, level string, limit int) (api.LogPage, error)
+	// Reconcile is the reconciler's last findings; RunReconcile runs it now, which
+	// deletes what the daemon is allowed to delete, and answers the new findings.
+	Reconcile(ctx context.Context) (api.ReconcileReport, error)
+	RunReconcile(ctx context.Context) (api.ReconcileReport, error)
 	// Events follows the live feed until ctx ends, reconnecting by itself; it reports
 	// the stream's health as api.EventConn items and closes the channel at the end.
 	Events(ctx context.Context) (<-chan api.Event, error)
@@ -84,3 +103,7 @@ func (c *Common) LoadingLine(what string) string {
 	}
 	return c.Spin.View() + " loading " + what + "…"
 }
+
+// Capturer is a page that is reading typed text (a user id, an amount): while it
+// captures, every key but ctrl+c goes to it, digits and q included.
+type Capturer interface{ Capturing() bool }

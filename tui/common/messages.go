@@ -45,6 +45,8 @@ type (
 		Text string
 		Err  bool
 	}
+	// OpenUserMsg asks the root to show the user view on user ID, as u on an order does.
+	OpenUserMsg struct{ ID int64 }
 	// EventBatchMsg is how pages receive live events: already coalesced by the root.
 	EventBatchMsg []api.Event
 )
@@ -54,6 +56,9 @@ type (
 type FetchResult interface{ FetchErr() error }
 
 func (q QueueMsg) FetchErr() error { return q.Err }
+
+// OpenUser shows the user view on user id.
+func OpenUser(id int64) tea.Cmd { return func() tea.Msg { return OpenUserMsg{ID: id} } }
 
 // AskConfirm asks prompt before run.
 func AskConfirm(prompt string, run tea.Cmd) tea.Cmd {

@@ -1,6 +1,8 @@
 package components
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -65,4 +67,28 @@ func group(s string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// ParseMoney reads an amount typed in the currency's major unit ("5,000", "12.50")
+// into minor units, the inverse of Money. More decimals than the currency has, a sign
+// or anything but digits, commas and one point is an error, never rounded.
+func ParseMoney(s, currency string) (int64, error) {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.ToUpper(s)), strings.ToUpper(currency)))
+	s = strings.ReplaceAll(s, ",", "")
+	digits := MinorDigits(currency)
+	whole, frac, hasPoint := strings.Cut(s, ".")
+	switch {
+	case whole == "" && frac == "":
+		return 0, errors.New("type an amount")
+	case hasPoint && digits == 0:
+		return 0, fmt.Errorf("%s has no minor unit: type a whole number", strings.ToUpper(currency))
+	case len(frac) > digits:
+		return 0, fmt.Errorf("%s has %d decimals", strings.ToUpper(currency), digits)
+	}
+	frac += strings.Repeat("0", digits-len(frac))
+	n, err := strconv.ParseUint(whole+frac, 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an amount", s)
+	}
+	return int64(n), nil
 }

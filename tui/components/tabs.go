@@ -10,7 +10,7 @@ import (
 )
 
 // Tabs draws the tab bar in width cells. Every tab keeps its number, the key that
-// jumps to it. While the bar is too wide, the longest inactive name of several words
+// jumps to it (0 for the tenth). While the bar is too wide, the longest inactive name of several words
 // shortens to its first word, then inactive names give way to their numbers alone from
 // the last; the active tab is always named in full. Nothing is cut inside a word.
 func Tabs(st styles.Styles, title string, names []string, active, width int) string {
@@ -21,7 +21,7 @@ func Tabs(st styles.Styles, title string, names []string, active, width int) str
 	render := func() string {
 		parts := []string{st.Title.Render(title)}
 		for i, l := range labels {
-			label := strconv.Itoa(i + 1)
+			label := strconv.Itoa((i + 1) % 10) // the tenth tab is 0, its key
 			if l != "" {
 				label += " " + l
 			}

@@ -5,7 +5,7 @@ import "github.com/charmbracelet/bubbles/key"
 type KeyMap struct {
 	NextView   key.Binding
 	PrevView   key.Binding
-	Jump       key.Binding // 1-6; shown once in help, matched by the root per digit
+	Jump       key.Binding // 1-9 and 0 (the tenth); shown once in help, matched by the root per digit
 	Filter     key.Binding
 	Help       key.Binding
 	Quit       key.Binding
@@ -24,6 +24,14 @@ type KeyMap struct {
 	RequeueAll key.Binding
 	Purge      key.Binding
 	Reset      key.Binding
+	User       key.Binding // opens the user view on an order's user, or asks for an id there
+	Deposit    key.Binding
+	Delete     key.Binding
+	MarkRead   key.Binding
+	SwitchList key.Binding
+	Map        key.Binding
+	Level      key.Binding
+	Reconcile  key.Binding
 	Yes        key.Binding
 	No         key.Binding
 }
@@ -32,7 +40,7 @@ func DefaultKeyMap() KeyMap {
 	return KeyMap{
 		NextView:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
 		PrevView:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous view")),
-		Jump:       key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "jump to view")),
+		Jump:       key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9", "0"), key.WithHelp("1-0", "jump to view")),
 		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
@@ -51,6 +59,14 @@ func DefaultKeyMap() KeyMap {
 		RequeueAll: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "requeue all")),
 		Purge:      key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "purge")),
 		Reset:      key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "reset window")),
+		User:       key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "user")),
+		Deposit:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deposit")),
+		Delete:     key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "delete")),
+		MarkRead:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "mark read")),
+		SwitchList: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "comments/inquiries")),
+		Map:        key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "visitor map")),
+		Level:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "level")),
+		Reconcile:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run now")),
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "confirm")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "cancel")),
 	}

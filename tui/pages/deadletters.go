@@ -56,9 +56,9 @@ func (v *deadLetters) Refresh() tea.Cmd {
 func (v *deadLetters) Keys() []key.Binding {
 	km := v.c.Km
 	if v.detail != nil {
-		return []key.Binding{km.Back, km.Up, km.Down, km.Requeue}
+		return []key.Binding{km.Back, km.Up, km.Down, km.User, km.Requeue}
 	}
-	return []key.Binding{km.Up, km.Down, km.Detail, km.Requeue, km.RequeueAll, km.Purge}
+	return []key.Binding{km.Up, km.Down, km.Detail, km.User, km.Requeue, km.RequeueAll, km.Purge}
 }
 
 func (v *deadLetters) SetFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
@@ -126,6 +126,11 @@ func (v *deadLetters) HandleKey(msg tea.KeyMsg) tea.Cmd {
 			_, err := d.Requeue(ctx, o.OrderID)
 			return common.ActionDoneMsg{Text: fmt.Sprintf("order #%d requeued", o.OrderID), Err: common.WrapAction(err, "requeue #%d", o.OrderID)}
 		})
+	case key.Matches(msg, km.User):
+		if o, ok := v.selected(); ok {
+			return common.OpenUser(o.UserID)
+		}
+		return nil
 	case key.Matches(msg, km.RequeueAll):
 		ids := v.shownIDs()
 		if len(ids) == 0 {

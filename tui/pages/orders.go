@@ -141,9 +141,9 @@ func (v *orders) turnPage() tea.Cmd {
 func (v *orders) Keys() []key.Binding {
 	km := v.c.Km
 	if v.detail != nil {
-		return []key.Binding{km.Back, km.Up, km.Down, km.Cancel, km.Terminate}
+		return []key.Binding{km.Back, km.Up, km.Down, km.User, km.Cancel, km.Terminate}
 	}
-	return []key.Binding{km.Up, km.Down, km.Detail, km.Status, km.Sort, km.NextPage, km.PrevPage, km.Cancel, km.Terminate}
+	return []key.Binding{km.Up, km.Down, km.Detail, km.Status, km.Sort, km.NextPage, km.PrevPage, km.User, km.Cancel, km.Terminate}
 }
 
 // shortKeys leaves the arrows and the page keys to the full help (the head line names
@@ -341,6 +341,11 @@ func (v *orders) HandleKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		return v.terminate(o)
+	case key.Matches(msg, km.User):
+		if o, ok := v.selected(); ok {
+			return common.OpenUser(o.UserID)
+		}
+		return nil
 	}
 	var cmd tea.Cmd
 	if v.detail != nil && (key.Matches(msg, km.Up) || key.Matches(msg, km.Down)) {

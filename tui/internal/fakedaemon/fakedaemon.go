@@ -30,6 +30,12 @@ type Daemon struct {
 	Mail      api.Outbox
 	Blog      api.BlogStats
 	Catalog   api.Catalog
+	Users     map[int64]api.User
+	Blogs     []api.Comment // newest first
+	Inqs      []api.Inquiry // newest first
+	Hits      []api.VisitorPoint
+	LogRecs   []api.LogRecord // oldest first, numbered from 1
+	Report    api.ReconcileReport
 	changed   chan string
 	fail      map[string]error         // method name -> error every call of it returns
 	gates     map[string]chan struct{} // method name -> closed when the call may answer
@@ -329,4 +335,179 @@ func (d *Daemon) Events(ctx context.Context) (<-chan api.Event, error) {
 		return nil, err
 	}
 	return d.events, nil
+}
+
+// User answers a user's balance and ledger; a user never seen has nothing, as the
+// daemon answers.
+func (d *Daemon) User(ctx context.Context, id int64) (api.User, error) {
+	return answer(d, func() api.User {
+		u, ok := d.Users[id]
+		if !ok {
+			return api.User{Balance: api.Balance{UserID: id}, Ledger: []api.LedgerEntry{}}
+		}
+		u.Ledger = slices.Clone(u.Ledger)
+		return u
+	}, "User %d", id)
+}
+
+// UserOrders is the user's orders among AllOrders, newest first.
+func (d *Daemon) UserOrders(ctx context.Context, id int64, limit int) ([]api.Order, error) {
+	return answer(d, func() []api.Order {
+		var out []api.Order
+		for _, o := range d.AllOrders {
+			if o.UserID == id {
+				out = append(out, o)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b api.Order) int { return cmp.Compare(b.OrderID, a.OrderID) })
+		if limit > 0 && len(out) > limit {
+			out = out[:limit]
+		}
+		return out
+	}, "UserOrders %d", id)
+}
+
+// Deposit credits the user and writes the ledger entry, as the daemon does; it is
+// recorded as "Deposit <user> <amount>".
+func (d *Daemon) Deposit(ctx context.Context, id, amount int64) (api.Balance, error) {
+	return answer(d, func() api.Balance {
+		if d.Users == nil {
+			d.Users = map[int64]api.User{}
+		}
+		u := d.Users[id]
+		u.Balance.UserID = id
+		u.Balance.Available += amount
+		u.Balance.UpdatedAt = Now
+		u.Ledger = append(slices.Clone(u.Ledger), api.LedgerEntry{Seq: uint64(len(u.Ledger) + 1), UserID: id, Kind: "deposit",
+			Amount: amount, Available: u.Balance.Available, Held: u.Balance.Held, At: Now})
+		d.Users[id] = u
+		return u.Balance
+	}, "Deposit %d %d", id, amount)
+}
+
+func (d *Daemon) Comments(ctx context.Context, limit int) ([]api.Comment, error) {
+	return answer(d, func() []api.Comment { return firstN(d.Blogs, limit) }, "Comments")
+}
+
+// DeleteComment removes a comment; one that is gone answers 404 as the daemon does.
+func (d *Daemon) DeleteComment(ctx context.Context, id uint64) error {
+	if err := d.record("DeleteComment %d", id); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.Blogs)
+	d.Blogs = slices.DeleteFunc(slices.Clone(d.Blogs), func(c api.Comment) bool { return c.ID == id })
+	if len(d.Blogs) == n {
+		return &api.Error{Status: 404, Code: "not_found", Message: "no such comment"}
+	}
+	return nil
+}
+
+// SetComments replaces the comments, newest first, as readers would between reads.
+func (d *Daemon) SetComments(cs ...api.Comment) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Blogs = cs
+}
+
+func (d *Daemon) Inquiries(ctx context.Context, limit int) ([]api.Inquiry, error) {
+	return answer(d, func() []api.Inquiry { return firstN(d.Inqs, limit) }, "Inquiries")
+}
+
+func (d *Daemon) MarkInquiryRead(ctx context.Context, id uint64) (api.Inquiry, error) {
+	if err := d.record("MarkInquiryRead %d", id); err != nil {
+		return api.Inquiry{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Inqs = slices.Clone(d.Inqs)
+	for i := range d.Inqs {
+		if d.Inqs[i].ID == id {
+			d.Inqs[i].Read = true
+			return d.Inqs[i], nil
+		}
+	}
+	return api.Inquiry{}, &api.Error{Status: 404, Code: "not_found", Message: "no such inquiry"}
+}
+
+// SetInquiries replaces the inquiries, newest first.
+func (d *Daemon) SetInquiries(qs ...api.Inquiry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Inqs = qs
+}
+
+func (d *Daemon) Visitors(ctx context.Context, limit int) ([]api.VisitorPoint, error) {
+	return answer(d, func() []api.VisitorPoint { return firstN(d.Hits, limit) }, "Visitors")
+}
+
+// Logs pages LogRecs as the daemon's ring does: after since, at level or above, the
+// newest limit of them, oldest first.
+func (d *Daemon) Logs(ctx context.Context, since uint64, level string, limit int) (api.LogPage, error) {
+	return answer(d, func() api.LogPage {
+		p := api.LogPage{Records: []api.LogRecord{}}
+		for _, r := range d.LogRecs {
+			p.Last = max(p.Last, r.Seq)
+			if r.Seq > since && levelRank(r.Level) >= levelRank(level) {
+				p.Records = append(p.Records, r)
+			}
+		}
+		if limit > 0 && len(p.Records) > limit {
+			p.Records = p.Records[len(p.Records)-limit:]
+		}
+		return p
+	}, "Logs %d %s", since, level)
+}
+
+// AddLogs appends records, numbering them on from the last.
+func (d *Daemon) AddLogs(recs ...api.LogRecord) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range recs {
+		r.Seq = uint64(len(d.LogRecs) + 1)
+		d.LogRecs = append(d.LogRecs, r)
+	}
+}
+
+// levelRank orders levels as slog does; "" (no level asked) ranks below them all.
+func levelRank(l string) int {
+	if r, ok := map[string]int{"DEBUG": -4, "INFO": 0, "WARN": 4, "ERROR": 8}[strings.ToUpper(l)]; ok {
+		return r
+	}
+	return -100
+}
+
+func (d *Daemon) Reconcile(ctx context.Context) (api.ReconcileReport, error) {
+	return answer(d, func() api.ReconcileReport { return d.Report }, "Reconcile")
+}
+
+// RunReconcile deletes the duplicates (and the orphans when allowed) the last report
+// listed, as the daemon's reconciler would, and answers the new report.
+func (d *Daemon) RunReconcile(ctx context.Context) (api.ReconcileReport, error) {
+	return answer(d, func() api.ReconcileReport {
+		r := d.Report
+		r.At, r.Deleted = Now, 0
+		mark := func(fs []api.ReconcileFinding, del bool) []api.ReconcileFinding {
+			fs = slices.Clone(fs)
+			for i := range fs {
+				if del && !fs[i].Deleted {
+					fs[i].Deleted = true
+					r.Deleted++
+				}
+			}
+			return fs
+		}
+		r.Duplicates, r.Orphans = mark(r.Duplicates, true), mark(r.Orphans, r.DeleteOrphans)
+		d.Report = r
+		return r
+	}, "RunReconcile")
+}
+
+func firstN[T any](s []T, n int) []T {
+	s = slices.Clone(s)
+	if n > 0 && len(s) > n {
+		s = s[:n]
+	}
+	return s
 }

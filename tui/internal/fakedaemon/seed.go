@@ -66,6 +66,7 @@ func Seed(d *Daemon) {
 		{UserID: 7001, Count: 30, ResetAt: Now.Add(40 * time.Second), Limited: true},
 		{UserID: 7002, Count: 26, ResetAt: Now.Add(12 * time.Second)},
 		{UserID: 7003, Count: 3, ResetAt: Now.Add(55 * time.Second)},
+		{UserID: 7000012341, Count: 2, ResetAt: Now.Add(31 * time.Second)},
 	}}
 	d.Mail = api.Outbox{
 		Sending: false,
@@ -82,5 +83,63 @@ func Seed(d *Daemon) {
 		TotalViews: 12840, TodayViews: 312, TodayUniqueVisitors: 97,
 		TopSlugs: []api.SlugViews{{Slug: "hello-hangar", Views: 5120}, {Slug: "badger-ttl", Views: 2210}, {Slug: "wish-ssh-tui", Views: 990}},
 		Daily:    []api.DailyViews{{Day: "2026-11-29", Views: 312, UniqueVisitors: 97}, {Day: "2026-11-28", Views: 401, UniqueVisitors: 120}},
+	}
+	u1 := int64(7000012341)
+	d.Users = map[int64]api.User{u1: {
+		Balance: api.Balance{UserID: u1, Available: 15000, Held: 5000, UpdatedAt: Now.Add(-7 * time.Minute)},
+		Ledger: []api.LedgerEntry{
+			{Seq: 1, UserID: u1, Kind: "deposit", Amount: 20000, Available: 20000, At: Now.Add(-3 * time.Hour), Note: "admin"},
+			{Seq: 2, UserID: u1, Kind: "hold", Amount: 5000, OrderID: 45, Available: 15000, Held: 5000, At: Now.Add(-45 * time.Minute)},
+			{Seq: 3, UserID: u1, Kind: "hold", Amount: 5000, OrderID: 42, Available: 10000, Held: 10000, At: Now.Add(-42 * time.Minute)},
+			{Seq: 4, UserID: u1, Kind: "release", Amount: 5000, OrderID: 42, Available: 15000, Held: 5000, At: Now.Add(-7 * time.Minute)},
+		},
+	}}
+	d.Mail.Recent = append(d.Mail.Recent, api.Message{ID: 6, ChatID: u1, Text: "order received (#45)", Status: "logged", Attempts: 1,
+		CreatedAt: Now.Add(-45 * time.Minute), SentAt: ptr(Now.Add(-45 * time.Minute))})
+	d.Blogs = []api.Comment{
+		{ID: 14, Slug: "hello-hangar", Name: "민수", Content: "잘 읽었습니다! 배포는 어떻게 하나요?", IP: "198.51.100.4", CreatedAt: Now.Add(-5 * time.Minute)},
+		{ID: 13, Slug: "badger-ttl", Name: "spammer", Content: "cheap pills at http://spam.example", IP: "203.0.113.66", CreatedAt: Now.Add(-50 * time.Minute)},
+		{ID: 11, Slug: "wish-ssh-tui", Name: "Ana", Content: "Does the console work over mosh?", IP: "192.0.2.9", CreatedAt: Now.Add(-26 * time.Hour), EditedAt: ptr(Now.Add(-25 * time.Hour))},
+	}
+	d.Inqs = []api.Inquiry{
+		{ID: 5, Name: "김지은", Email: "jieun@example.com", Message: "광고 문의 드립니다. 연락 부탁드려요.", IP: "198.51.100.8", CreatedAt: Now.Add(-20 * time.Minute)},
+		{ID: 4, Name: "Tom", Email: "tom@example.org", Message: "Your RSS feed is broken since Tuesday.", IP: "192.0.2.33", CreatedAt: Now.Add(-30 * time.Hour), Read: true},
+	}
+	places := []struct {
+		country, city string
+		lat, lon      float64
+		n             int
+	}{
+		{"KR", "Seoul", 37.57, 126.98, 40}, {"KR", "Busan", 35.18, 129.08, 12}, {"JP", "Tokyo", 35.68, 139.69, 15},
+		{"US", "San Francisco", 37.77, -122.42, 9}, {"US", "New York", 40.71, -74.01, 6}, {"DE", "Berlin", 52.52, 13.40, 5},
+		{"GB", "London", 51.51, -0.13, 4}, {"BR", "São Paulo", -23.55, -46.63, 3}, {"AU", "Sydney", -33.87, 151.21, 2},
+		{"IN", "Bengaluru", 12.97, 77.59, 2}, {"ZA", "Cape Town", -33.92, 18.42, 1},
+	}
+	i := 0
+	for _, p := range places {
+		for range p.n {
+			d.Hits = append(d.Hits, api.VisitorPoint{TS: Now.Add(-time.Duration(i) * time.Minute), Country: p.country, City: p.city, Lat: p.lat, Lon: p.lon})
+			i++
+		}
+	}
+	logs := []api.LogRecord{
+		{Level: "INFO", Msg: "hangar serving", Attrs: "http=127.0.0.1:8080 data=./data rate_limit=30 telegram=false"},
+		{Level: "WARN", Msg: "no bot token: Telegram sending is off; replies go to the log and the console's outbox view"},
+		{Level: "INFO", Msg: "order accepted", Attrs: "order=45 user=7000012341 spec=nano-1"},
+		{Level: "WARN", Msg: "provider call failed, retrying", Attrs: "order=44 attempt=2 err=\"linode: 503 service unavailable\""},
+		{Level: "ERROR", Msg: "order dead-lettered", Attrs: "order=42 attempts=4 err=\"vultr: plan sold out in region\""},
+		{Level: "DEBUG", Msg: "outbox scan", Attrs: "queued=1"},
+		{Level: "INFO", Msg: "message logged", Attrs: "chat=7003 text=\"server ready: 203.0.113.7 root password: ••••••••\""},
+	}
+	for j, r := range logs {
+		r.Seq, r.Time = uint64(j+1), Now.Add(-time.Duration(len(logs)-j)*7*time.Second)
+		d.LogRecs = append(d.LogRecs, r)
+	}
+	d.Report = api.ReconcileReport{
+		At: Now.Add(-3 * time.Minute), Providers: []string{"linode", "vultr"}, Servers: 14,
+		Duplicates: []api.ReconcileFinding{{Provider: "linode", InstanceID: "60123457", Label: "hangar-order-43", IPv4: "203.0.113.21",
+			Created: Now.Add(-70 * time.Minute), OrderID: 43, OrderStatus: "active", Kept: "60123456", Reason: "second server of an active order"}},
+		Orphans: []api.ReconcileFinding{{Provider: "vultr", InstanceID: "a1b2c3d4-0000", Label: "hangar-order-39", IPv4: "198.51.100.77",
+			Created: Now.Add(-5 * time.Hour), OrderID: 39, OrderStatus: "failed", Reason: "server of a failed order"}},
 	}
 }
