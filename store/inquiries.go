@@ -2,7 +2,10 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 // InquiryCap is how many contact-form messages are kept (seed 004: 5000).
@@ -16,6 +19,8 @@ type Inquiry struct {
 	Message   string    `json:"message"`
 	IP        string    `json:"ip"`
 	CreatedAt time.Time `json:"created_at"`
+	// Read is set by an operator who has dealt with the message; it only marks it.
+	Read bool `json:"read"`
 }
 
 // AddInquiry stores an inquiry, dropping the oldest beyond InquiryCap.
@@ -55,3 +60,31 @@ func (s *Store) Inquiries(limit int, before uint64) ([]Inquiry, error) {
 
 // InquiryCount counts the stored inquiries.
 func (s *Store) InquiryCount() (int, error) { return s.countPrefix(prefixInquiry) }
+
+// MarkInquiryRead marks one inquiry read and returns it; ErrNotFound when it is not
+// kept (never sent, or dropped past InquiryCap). Marking twice is not an error.
+func (s *Store) MarkInquiryRead(id uint64) (Inquiry, error) {
+	var q Inquiry
+	err := s.update(func(txn *tx) error {
+		item, err := txn.Get(u64Key(prefixInquiry, id))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := item.Value(func(b []byte) error { return json.Unmarshal(b, &q) }); err != nil {
+			return err
+		}
+		if q.Read {
+			return nil
+		}
+		q.Read = true
+		b, err := json.Marshal(q)
+		if err != nil {
+			return err
+		}
+		return txn.Set(u64Key(prefixInquiry, id), b)
+	})
+	return q, err
+}
