@@ -460,6 +460,11 @@ func (q *dispatcher) stats() QueueStats {
 		DeadLetters: s.DeadLetters > a.DeadLetters,
 		Lag:         s.LagSeconds > a.Lag.Seconds(),
 	}
+	if ds, ok := q.d.store.(diskReporter); ok {
+		st := ds.Storage()
+		s.Disk = &DiskState{FreeBytes: st.FreeBytes, FloorBytes: st.MinFreeBytes, Refusing: st.Refusing}
+		s.Alarms.Disk = st.Refusing != ""
+	}
 	return s
 }
 

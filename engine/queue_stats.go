@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hangarhq/hangar/store"
 )
 
 // Alarms are the thresholds an operator is warned at (seed 002's monitoring section).
@@ -42,6 +44,19 @@ type QueueStats struct {
 	LagSeconds     float64         `json:"lag_seconds"`
 	Alarms         AlarmStates     `json:"alarms"`
 	Thresholds     AlarmThresholds `json:"thresholds"`
+	Disk           *DiskState      `json:"disk,omitempty"`
+}
+
+// DiskState is the disk under the store, from a store that reports it.
+type DiskState struct {
+	FreeBytes  int64  `json:"free_bytes"`
+	FloorBytes int64  `json:"floor_bytes"`
+	Refusing   string `json:"refusing,omitempty"`
+}
+
+// diskReporter is a store that knows its disk (store.Store).
+type diskReporter interface {
+	Storage() store.Storage
 }
 
 // AlarmStates says which alarms are raised.
@@ -49,6 +64,8 @@ type AlarmStates struct {
 	Depth       bool `json:"depth"`
 	DeadLetters bool `json:"dead_letters"`
 	Lag         bool `json:"lag"`
+	// Disk is raised while the store refuses writes (a full disk, a failing log).
+	Disk bool `json:"disk"`
 }
 
 // AlarmThresholds is Alarms as JSON.
@@ -84,7 +101,7 @@ func newQueueMetrics(reg prometheus.Registerer) *queueMetrics {
 		deadLetters:  gauge("dead_letters", "Orders in the dead-letter list."),
 		lag:          gauge("lag_seconds", "Age of the oldest runnable order that has not started (consumer lag)."),
 		alarm: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hangar_queue_alarm", Help: "1 when an alarm (depth, dead_letters, lag) is raised.",
+			Name: "hangar_queue_alarm", Help: "1 when an alarm (depth, dead_letters, lag, disk) is raised.",
 		}, []string{"alarm"}),
 		provisionTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "hangar_provision_seconds", Help: "Time one provisioning attempt took, successful or not.",
@@ -113,4 +130,5 @@ func (m *queueMetrics) observe(s QueueStats) {
 	set("depth", s.Alarms.Depth)
 	set("dead_letters", s.Alarms.DeadLetters)
 	set("lag", s.Alarms.Lag)
+	set("disk", s.Alarms.Disk)
 }

@@ -231,6 +231,18 @@ func TestFullDiskUnderLoadLosesNothing(t *testing.T) {
 	if available, _ := userMoney(t, d.URL, 1); available <= 0 {
 		t.Fatal("reads stopped while the disk was full")
 	}
+	// The console's overview reads the alarm from the queue's snapshot.
+	var q struct {
+		Alarms struct{ Disk bool } `json:"alarms"`
+		Disk   *struct {
+			FreeBytes int64  `json:"free_bytes"`
+			Refusing  string `json:"refusing"`
+		} `json:"disk"`
+	}
+	r := hangartest.Do(t, http.MethodGet, d.URL+"/admin/queue", nil, "Authorization", "Bearer "+hangartest.AdminToken)
+	if err := json.Unmarshal(r.Body, &q); err != nil || !q.Alarms.Disk || q.Disk == nil || q.Disk.Refusing == "" {
+		t.Fatalf("GET /admin/queue while full: %s", r.Body)
+	}
 	os.Remove(ballast)
 	resumed := ok.Load()
 	hangartest.WaitFor(t, 10*time.Second, "writes taken again", func() bool { return ok.Load() > resumed+100 })

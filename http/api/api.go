@@ -25,6 +25,15 @@ type QueueStats struct {
 	LagSeconds     float64    `json:"lag_seconds"`
 	Alarms         Alarms     `json:"alarms"`
 	Thresholds     Thresholds `json:"thresholds"`
+	// Disk is the data directory's disk (nil from a daemon that does not report it).
+	Disk *Disk `json:"disk,omitempty"`
+}
+
+// Disk is the state of the disk under the store: below the floor, writes are refused.
+type Disk struct {
+	FreeBytes  int64  `json:"free_bytes"` // -1: unknown
+	FloorBytes int64  `json:"floor_bytes"`
+	Refusing   string `json:"refusing,omitempty"` // why writes are refused now
 }
 
 // Alarms says which thresholds the daemon considers crossed; the console colours by
@@ -33,6 +42,7 @@ type Alarms struct {
 	Depth       bool `json:"depth"`
 	DeadLetters bool `json:"dead_letters"`
 	Lag         bool `json:"lag"`
+	Disk        bool `json:"disk"`
 }
 
 type Thresholds struct {

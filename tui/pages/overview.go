@@ -166,7 +166,15 @@ func (v *overview) Render() string {
 		}
 	}
 	out := strings.Join(rows, "\n")
-	out += "\n" + st.Muted.Render(fmt.Sprintf("snapshot %s · sparklines cover the last %s", s.At.UTC().Format("15:04:05"), components.HumanDuration(time.Duration(len(v.samples))*time.Second)))
+	if s.Disk != nil && s.Alarms.Disk {
+		// Above the cards: every write is refused until an operator frees space.
+		out = st.Alarm.Render(components.Truncate("DISK ALARM: writes refused — "+s.Disk.Refusing, v.w)) + "\n" + out
+	}
+	line := fmt.Sprintf("snapshot %s · sparklines cover the last %s", s.At.UTC().Format("15:04:05"), components.HumanDuration(time.Duration(len(v.samples))*time.Second))
+	if s.Disk != nil && s.Disk.FreeBytes >= 0 {
+		line += fmt.Sprintf(" · disk %s free, floor %s", humanBytes(s.Disk.FreeBytes), humanBytes(s.Disk.FloorBytes))
+	}
+	out += "\n" + st.Muted.Render(components.Truncate(line, v.w))
 	room := v.h - lipgloss.Height(out) - 2
 	if room > 0 {
 		out += "\n\n" + st.Title.Render("recent order events") + "\n" + v.feed(room-1)
@@ -192,4 +200,18 @@ func (v *overview) feed(n int) string {
 		return st.Muted.Render("waiting for orders…")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// humanBytes writes n in the largest binary unit that keeps it at least 1.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
