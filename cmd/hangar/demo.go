@@ -12,9 +12,12 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hangarhq/hangar/engine/cloud"
 )
 
 // The demo generator (--demo) plays the daemon's outside world so that a fresh
@@ -22,6 +25,10 @@ import (
 // the bot's backend placing orders, an operator crediting balances, and blog readers.
 // It is an ordinary HTTP client of the daemon's own API on loopback, so everything it
 // causes goes through the same validation, storage and feed as real traffic.
+//
+// Its orders are sized to what the configured simulator completes (--demo), so a
+// fresh `make run` shows a queue that keeps up and raises no alarm; --demo=storm
+// orders faster than that on purpose, to show the queue falling behind and its alarms.
 
 const (
 	demoUsers        = 200
@@ -56,6 +63,77 @@ var (
 	}
 )
 
+// demoMode is --demo: off (""), on, or storm. `--demo` alone means on.
+type demoMode string
+
+const (
+	demoOff   demoMode = ""
+	demoOn    demoMode = "on"
+	demoStorm demoMode = "storm"
+)
+
+func (m *demoMode) String() string { return string(*m) }
+
+// IsBoolFlag lets `--demo` stand alone, as it did when it was a bool.
+func (m *demoMode) IsBoolFlag() bool { return true }
+
+func (m *demoMode) Set(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "0", "off", "no":
+		*m = demoOff
+	case "true", "1", "on", "yes":
+		*m = demoOn
+	case "storm":
+		*m = demoStorm
+	default:
+		return fmt.Errorf("%q: want on, off or storm", v)
+	}
+	return nil
+}
+
+// addDemoFlag registers --demo / HANGAR_DEMO.
+func addDemoFlag(f *envFlags, p *demoMode) {
+	if v, ok := f.env("HANGAR_DEMO"); ok {
+		if err := p.Set(v); err != nil {
+			f.errs = append(f.errs, fmt.Errorf("HANGAR_DEMO=%w", err))
+		}
+	}
+	f.fs.Var(p, "demo", f.usage("generate synthetic bot updates, orders and blog views against this daemon's own API, for trying the console: on (orders at about a third of what the simulator completes) or storm (faster than it completes: the queue falls behind and its alarms fire)", "HANGAR_DEMO"))
+}
+
+// demoShare is the share of the simulator's capacity the demo orders at (on average):
+// low enough that its random clumps and failed attempts never build a lasting backlog.
+const demoShare = 0.35
+
+// demoOrderEvery is the range the demo waits between two orders (uniform, so the mean is
+// the middle). On, it orders at demoShare of simCapacity, and never faster than the
+// demo always did (one per 1-3 s); storm keeps that old pace, which the default
+// simulator cannot follow.
+func demoOrderEvery(mode demoMode, q queueConfig) (lo, hi time.Duration) {
+	if mode == demoStorm {
+		return time.Second, 3 * time.Second
+	}
+	capacity := simCapacity(q)
+	if capacity <= 0 {
+		return time.Second, 3 * time.Second
+	}
+	mean := max(time.Duration(float64(time.Second)/(demoShare*capacity)), 2*time.Second)
+	return mean / 2, mean * 3 / 2
+}
+
+// simCapacity is how many orders a second the simulator completes at most with q: as
+// many at once as --max-concurrency allows, each taking the mean latency per attempt,
+// and 1/(1-fail rate) attempts per order (a failed attempt holds its slot too).
+func simCapacity(q queueConfig) float64 {
+	lo, hi, err := cloud.ParseLatency(q.SimLatency)
+	if err != nil || q.MaxConcurrency <= 0 || q.SimFailRate >= 1 {
+		return 0
+	}
+	perAttempt := max((lo+hi).Seconds()/2, 0.001)
+	attempts := 1 / (1 - max(q.SimFailRate, 0))
+	return float64(q.MaxConcurrency) / (perAttempt * attempts)
+}
+
 // demo holds one generator's state; its loops run as goroutines of the serve process.
 type demo struct {
 	base   string
@@ -64,6 +142,11 @@ type demo struct {
 	hc     *http.Client
 	update atomic.Int64
 	msgID  atomic.Int64
+	// orderLo, orderHi bound the wait between two orders (demoOrderEvery).
+	orderLo, orderHi time.Duration
+	// viewer sends blog views from varied loopback addresses when no client-IP header
+	// is configured (see viewClient); nil when this system cannot.
+	viewer *http.Client
 
 	mu      sync.Mutex
 	rnd     *rand.Rand
@@ -82,6 +165,10 @@ func runDemo(ctx context.Context, cfg serveConfig, addr net.Addr, log *slog.Logg
 		}},
 		rnd:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		failing: map[string]bool{},
+	}
+	d.orderLo, d.orderHi = demoOrderEvery(cfg.Demo, cfg.Queue)
+	if cfg.Blog.ClientIPHeader == "" {
+		d.viewer = viewClient()
 	}
 	defer d.hc.CloseIdleConnections()
 	// Telegram ignores an update_id it saw in the last 24 h, and so does hangar; ids
@@ -106,10 +193,8 @@ func runDemo(ctx context.Context, cfg serveConfig, addr net.Addr, log *slog.Logg
 		parts = append(parts, "orders")
 		wg.Go(func() { d.orderLoop(ctx) })
 	}
-	if cfg.Blog.ClientIPHeader == "" {
-		log.Info("demo: blog views all come from loopback, so most are de-duplicated; set --client-ip-header to vary visitors")
-	}
-	log.Info("demo traffic on", "daemon", d.base, "parts", parts, "users", demoUsers)
+	log.Info("demo traffic on", "daemon", d.base, "parts", parts, "users", demoUsers, "mode", string(cfg.Demo),
+		"order_every", (d.orderLo+d.orderHi)/2, "sim_completes_per_s", fmt.Sprintf("%.2f", simCapacity(cfg.Queue)))
 	wg.Wait()
 	log.Info("demo traffic stopped")
 }
@@ -211,14 +296,14 @@ func (d *demo) sendUpdate(ctx context.Context, user int64, text string) {
 	d.note(ctx, "bot updates", status, err, http.StatusOK)
 }
 
-// orderLoop places an order every 1-3 s. Users take turns in a shuffled ring so that
-// none reaches the per-user hourly order limit at the default settings (200 users at
-// one order per 2 s is 9 orders per user per hour).
+// orderLoop places an order every orderLo-orderHi. Users take turns in a shuffled ring
+// so that none reaches the per-user hourly order limit at the default settings (200
+// users at one order per 2 s, storm's pace, is 9 orders per user per hour).
 func (d *demo) orderLoop(ctx context.Context) {
 	d.mu.Lock()
 	ring := d.rnd.Perm(demoUsers)
 	d.mu.Unlock()
-	for i := 0; sleepCtx(ctx, d.between(time.Second, 3*time.Second)); i++ {
+	for i := 0; sleepCtx(ctx, d.between(d.orderLo, d.orderHi)); i++ {
 		user := d.user(ring[i%len(ring)])
 		spec, region := demoSpecs[d.intn(len(demoSpecs))], demoRegions[d.intn(len(demoRegions))]
 		status, err := d.order(ctx, user, spec, region)
@@ -244,10 +329,52 @@ func (d *demo) order(ctx context.Context, user int64, spec, region string) (int,
 	return status, err
 }
 
-// viewLoop counts blog views. With a trusted client-IP header configured each view
-// comes from a random visitor; without one they all come from loopback and the
-// 30-minute de-duplication keeps most of them from counting, as it should.
+// demoVisitors is how many different readers the demo's blog views come from: few
+// enough that some come back (unique visitors stay below views), many enough that the
+// 30-minute de-duplication lets most views count.
+const demoVisitors = 400
+
+// visitorIP is demo reader i's address. Through a client-IP header it is in
+// 198.18.0.0/15, reserved for benchmarks, so it can never be a real reader; through the
+// socket it is a loopback address other than 127.0.0.1.
+func visitorIP(i int, header bool) netip.Addr {
+	if header {
+		return netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)})
+	}
+	return netip.AddrFrom4([4]byte{127, 1, byte(i >> 8), byte(i)})
+}
+
+type visitorKey struct{}
+
+// viewClient dials each request from the loopback address its context names: the
+// daemon sees the demo's readers as different socket peers, so the blog view fills with
+// no client-IP header to configure. Linux routes all of 127.0.0.0/8 to lo; where a
+// system only has 127.0.0.1 (macOS), viewClient returns nil and views come from there.
+func viewClient() *http.Client {
+	probe, err := net.ListenPacket("udp4", "127.1.0.1:0")
+	if err != nil {
+		return nil
+	}
+	probe.Close()
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dl := net.Dialer{Timeout: 5 * time.Second}
+		if ip, ok := ctx.Value(visitorKey{}).(netip.Addr); ok {
+			dl.LocalAddr = &net.TCPAddr{IP: ip.AsSlice()}
+		}
+		return dl.DialContext(ctx, network, addr)
+	}
+	// One connection per view: a kept-alive connection would keep its first address.
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
+}
+
+// viewLoop counts blog views from demoVisitors readers around the world: each has an
+// address (through the configured client-IP header, or else as the socket peer, see
+// viewClient) and a place sent in the configured geo headers, so the console's blog
+// view and map fill.
 func (d *demo) viewLoop(ctx context.Context) {
+	if d.cfg.Blog.ClientIPHeader == "" && d.viewer == nil {
+		d.log.Info("demo: blog views all come from 127.0.0.1 on this system, so most are de-duplicated; set --client-ip-header to vary visitors")
+	}
 	total := 0
 	for _, s := range demoSlugs {
 		total += s.weight
@@ -261,19 +388,20 @@ func (d *demo) viewLoop(ctx context.Context) {
 				break
 			}
 		}
-		place := demoPlaces[d.intn(len(demoPlaces))]
+		visitor := d.intn(demoVisitors)
+		place := demoPlaces[visitor%len(demoPlaces)]
 		hdr := []string{
 			d.cfg.Blog.CountryHeader, place.country, d.cfg.Blog.CityHeader, place.city,
 			d.cfg.Blog.LatHeader, strconv.FormatFloat(place.lat, 'f', 4, 64),
 			d.cfg.Blog.LonHeader, strconv.FormatFloat(place.lon, 'f', 4, 64),
 		}
+		vctx := ctx
 		if h := d.cfg.Blog.ClientIPHeader; h != "" {
-			// 198.18.0.0/15 is reserved for benchmarking: it can never be a real reader.
-			v := d.intn(1 << 17)
-			ip := netip.AddrFrom4([4]byte{198, 18 + byte(v>>16), byte(v >> 8), byte(v)})
-			hdr = append(hdr, h, ip.String())
+			hdr = append(hdr, h, visitorIP(visitor, true).String())
+		} else if d.viewer != nil {
+			vctx = context.WithValue(ctx, visitorKey{}, visitorIP(visitor, false))
 		}
-		status, _, err := d.post(ctx, "/api/views/"+slug, nil, hdr...)
+		status, _, err := d.postWith(vctx, d.viewer, "/api/views/"+slug, nil, hdr...)
 		d.note(ctx, "blog views", status, err, http.StatusOK)
 	}
 }
@@ -281,6 +409,14 @@ func (d *demo) viewLoop(ctx context.Context) {
 // post sends body as JSON (nil sends none) with header name/value pairs; empty names
 // are skipped so unset optional headers need no special case.
 func (d *demo) post(ctx context.Context, path string, body any, headers ...string) (int, []byte, error) {
+	return d.postWith(ctx, nil, path, body, headers...)
+}
+
+// postWith is post through hc (nil: the demo's usual client).
+func (d *demo) postWith(ctx context.Context, hc *http.Client, path string, body any, headers ...string) (int, []byte, error) {
+	if hc == nil {
+		hc = d.hc
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -301,7 +437,7 @@ func (d *demo) post(ctx context.Context, path string, body any, headers ...strin
 			req.Header.Set(headers[i], headers[i+1])
 		}
 	}
-	resp, err := d.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

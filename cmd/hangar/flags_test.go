@@ -21,7 +21,7 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 			if c.DataDir != "./data" || c.HTTPAddr != "127.0.0.1:8080" || c.SSHAddr != "127.0.0.1:2222" ||
 				c.RateLimit != 30 || c.RateWindow != time.Minute || c.MaxBody != 1<<20 ||
 				c.Queue.MaxConcurrency != 5 || c.Queue.MaxRetries != 3 || c.Queue.RetryBase != 2*time.Second ||
-				c.Queue.SimLatency != "15s-30s" || c.Queue.SimFailRate != 0.1 || c.Demo || c.WebhookSecret != "" {
+				c.Queue.SimLatency != "15s-30s" || c.Queue.SimFailRate != 0.1 || c.Demo != demoOff || c.WebhookSecret != "" {
 				t.Fatalf("defaults = %+v", c)
 			}
 		}},

@@ -47,7 +47,7 @@ type serveConfig struct {
 	Blog           blogConfig
 	Queue          queueConfig
 	AuthorizedKeys string
-	Demo           bool
+	Demo           demoMode
 	// Connection budget and shutdown (issue 14).
 	MaxConns            int
 	MaxSSHSessions      int
@@ -87,7 +87,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	addQueueFlags(f, &c.Queue)
 	addStorageFlags(f, &c.Storage)
 	f.String(&c.TelegramMode, "telegram-mode", "HANGAR_TELEGRAM_MODE", "webhook", "how updates arrive: webhook (Telegram posts to /webhook; see hangar telegram setup) or polling (getUpdates, for a machine Telegram cannot reach; needs --bot-token)")
-	f.Bool(&c.Demo, "demo", "HANGAR_DEMO", false, "generate synthetic bot updates, orders and blog views against this daemon's own API (for trying the console)")
+	addDemoFlag(f, &c.Demo)
 	f.String(&c.AuthorizedKeys, "authorized-keys", "HANGAR_AUTHORIZED_KEYS", "", "OpenSSH authorized_keys file of console operators (default DATA_DIR/authorized_keys)")
 	f.Int(&c.MaxConns, "max-conns", "HANGAR_MAX_CONNS", 0, "concurrent HTTP connections; more get 503 too_many_connections (0: three quarters of the descriptors left after a reserve, from RLIMIT_NOFILE)")
 	f.Int(&c.MaxSSHSessions, "max-ssh-sessions", "HANGAR_MAX_SSH_SESSIONS", 0, "concurrent SSH console connections; more are closed (0: derived from RLIMIT_NOFILE, at most 64)")
@@ -347,7 +347,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		log.Info("metrics and detailed health on a private listener", "addr", opsLn.Addr().String())
 		go func() { errc <- srv.ServeOps(opsLn) }()
 	}
-	if cfg.Demo {
+	if cfg.Demo != demoOff {
 		go runDemo(ctx, cfg, ln.Addr(), log)
 	}
 
