@@ -215,3 +215,33 @@ func countCreates(fake *vultrfake.Server) int {
 	}
 	return n
 }
+
+// A termination the provider refuses is recorded and retried until the provider
+// confirms, across a restart; only then is the order terminated.
+func TestRefusedTerminationIsRetriedUntilConfirmed(t *testing.T) {
+	fake := vultrfake.New(vultrKey)
+	defer fake.Close()
+	dir := t.TempDir()
+	rc := engine.ReconcileConfig{Every: -1, RetryTerminations: 50 * time.Millisecond}
+	first := startRec(t, dir, fake, time.Millisecond, engine.ReconcileConfig{Every: -1, RetryTerminations: time.Hour})
+	o := first.order(t, 42)
+	active := first.waitStatus(t, o.ID, store.OrderActive)
+	fake.FailNext(1, http.StatusServiceUnavailable)
+	if _, err := first.eng.TerminateOrder(o.ID); err == nil {
+		t.Fatal("the termination succeeded although the provider refused it")
+	}
+	got, _ := first.st.GetOrder(o.ID)
+	if got.Status != store.OrderActive || !got.Terminating {
+		t.Fatalf("after the refusal the order is %s (terminating %v), want active and terminating", got.Status, got.Terminating)
+	}
+	first.stop() // the retry must outlive a restart
+
+	second := startRec(t, dir, fake, time.Millisecond, rc)
+	done := second.waitStatus(t, o.ID, store.OrderTerminated)
+	if done.Terminating {
+		t.Error("a terminated order is still marked terminating")
+	}
+	if left := labelled(fake, engine.InstanceLabel(o.ID)); len(left) != 0 {
+		t.Fatalf("server %s still exists at the provider: %+v", active.InstanceID, left)
+	}
+}

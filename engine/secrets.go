@@ -63,15 +63,26 @@ func appendVariants(out []string, v string) []string {
 		}
 	}
 	add(html.EscapeString(v))
-	if b, err := json.Marshal(v); err == nil {
-		add(string(b[1 : len(b)-1]))
-	}
-	if b, err := json.Marshal(html.EscapeString(v)); err == nil {
-		add(string(b[1 : len(b)-1]))
+	// JSON encoders differ on <, > and &: Go's escapes them, most others do not.
+	for _, escapeHTML := range []bool{true, false} {
+		add(jsonString(v, escapeHTML))
+		add(jsonString(html.EscapeString(v), escapeHTML))
 	}
 	add(url.QueryEscape(v))
 	add(url.PathEscape(v))
 	return out
+}
+
+// jsonString is v as it appears inside a JSON string, without the quotes.
+func jsonString(v string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	if err := enc.Encode(v); err != nil {
+		return v
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
 }
 
 // text masks every known secret, and the extra ones (a message's password), in t.

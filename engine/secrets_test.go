@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/cloud"
+	vultrfake "github.com/hangarhq/hangar/internal/fakes/vultr"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
@@ -173,4 +176,37 @@ func fileContains(path string, needle []byte) (bool, error) {
 		}
 		off = end
 	}
+}
+
+// A password the provider chose (Vultr) exists only in memory on its way to the user:
+// when Telegram refuses that message and quotes it back, the password appears nowhere,
+// and the user is told to reset it since hangar cannot send it again.
+func TestRefusedProviderChosenPasswordLeaksNothing(t *testing.T) {
+	fake := vultrfake.New("vultr-echo-test")
+	defer fake.Close()
+	prov, err := cloud.NewVultr("vultr-echo-test", fake.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := hangartest.Start(t, hangartest.Options{Providers: map[string]engine.Provider{"vultr": prov}})
+	env.Deposit(t, 42, 1_000_000)
+	env.Telegram.RefuseEchoing(func(text string) bool { return strings.Contains(text, "Your server is ready") })
+	id := env.Order(t, 42, "vultr-1g", "nrt")
+	env.WaitStatus(t, id, store.OrderActive, 10*time.Second)
+	pw, ok := fake.Password(engine.InstanceLabel(id))
+	if !ok {
+		t.Fatal("the fake holds no password for the server")
+	}
+	if msgs, ok := waitChatText(env, 42, "cannot send it again", 10*time.Second); !ok {
+		t.Fatalf("the user was not told to reset the password; messages: %q", msgs)
+	}
+	env.Settle(t)
+	r := env.Admin(t, http.MethodGet, "/admin/outbox", nil)
+	if strings.Contains(env.Logs.String(), pw) || strings.Contains(string(r.Body), pw) {
+		t.Fatal("the provider's password is in the log or /admin/outbox")
+	}
+	if !strings.Contains(string(r.Body), "can't parse entities") {
+		t.Fatalf("/admin/outbox does not show the refusal (the test would prove nothing): %s", r.Body)
+	}
+	grepDataDirFor(t, env.Dir, []string{pw})
 }
