@@ -58,6 +58,7 @@ type Blog interface {
 	BlogComments
 	BlogInquiries
 	BlogAdmin
+	BlogModeration
 }
 
 var _ Blog = (*store.Store)(nil)
@@ -129,6 +130,8 @@ func (s *Server) blogRoutes() {
 	admin.Get("/comments", s.adminComments)
 	admin.Delete("/comments/:id", s.adminDeleteComment)
 	admin.Get("/inquiries", s.adminInquiries)
+	admin.Post("/inquiries/:id/read", s.adminMarkInquiryRead)
+	admin.Get("/visitors", s.adminVisitors)
 	admin.Get("/slugs", s.adminSlugs)
 	admin.Delete("/slugs", s.adminDeleteSlugs)
 	admin.Delete("/slugs/*", s.adminDeleteSlug)
@@ -233,6 +236,11 @@ func (s *Server) blogError(c *fiber.Ctx, err error) error {
 		return newError(fiber.StatusInsufficientStorage, "slug_limit", "too many distinct slugs are stored; new slugs are refused until an operator deletes some (DELETE /api/admin/slugs)")
 	case errors.Is(err, store.ErrCommentLimit):
 		return newError(fiber.StatusInsufficientStorage, "comment_limit", "the comment store is full; new comments are refused until some are deleted")
+	}
+	// A full disk or a failing log answers as on every route (507, 503), and the store
+	// logs the change once: no line per request.
+	if ae := domainError(err); ae != nil {
+		return ae
 	}
 	s.cfg.Logger.Error("blog: store failed", "method", c.Method(), "route", c.Route().Path, "err", err)
 	return errStoreFailure

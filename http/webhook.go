@@ -33,6 +33,9 @@ func (s *Server) webhook(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderRetryAfter, "5")
 		return errBusy
 	case err != nil:
+		if ae := domainError(err); ae != nil {
+			return ae // a full disk (507) or a failing log (503), logged once by the store
+		}
 		s.cfg.Logger.Error("webhook: could not store update", "update_id", h.ID, "err", err)
 		return errStoreFailure
 	}

@@ -231,6 +231,21 @@ func TestFullDiskUnderLoadLosesNothing(t *testing.T) {
 	if available, _ := userMoney(t, d.URL, 1); available <= 0 {
 		t.Fatal("reads stopped while the disk was full")
 	}
+	// Every write route answers the same code for the same cause.
+	for _, w := range []struct {
+		path    string
+		body    []byte
+		headers []string
+	}{
+		{"/api/views/full-disk-post", nil, nil},
+		{"/webhook", hangartest.Update(9_000_001, 77, "/balance"), []string{"X-Telegram-Bot-Api-Secret-Token", hangartest.WebhookSecret}},
+		{"/orders", []byte(`{"user_id":1,"telegram_user_id":1,"spec_id":"sim-nano","region":"tokyo"}`), []string{"Authorization", "Bearer " + hangartest.WebhookSecret}},
+	} {
+		r := hangartest.Do(t, http.MethodPost, d.URL+w.path, w.body, append([]string{"Content-Type", "application/json"}, w.headers...)...)
+		if r.Status != 507 || !strings.Contains(string(r.Body), "insufficient_storage") {
+			t.Errorf("POST %s while full: %d %s", w.path, r.Status, r.Body)
+		}
+	}
 	// The console's overview reads the alarm from the queue's snapshot.
 	var q struct {
 		Alarms struct{ Disk bool } `json:"alarms"`
