@@ -71,6 +71,8 @@ type Deps struct {
 	Inspector  Inspector
 	Reconciler Reconciler // nil leaves /admin/reconcile unregistered
 	Backups    Backups    // nil leaves GET /admin/backup unregistered
+	Users      UserOrders // nil leaves GET /admin/users/:id/orders unregistered
+	Logs       Logs       // nil leaves GET /admin/logs unregistered
 }
 
 // Server is hangar's HTTP front.
@@ -167,6 +169,12 @@ func (s *Server) routes() {
 	if s.deps.Reconciler != nil {
 		admin.Get("/reconcile", s.lastReconcile)
 		admin.Post("/reconcile", s.reconcileNow)
+	}
+	if s.deps.Users != nil {
+		admin.Get("/users/:id/orders", s.userOrders)
+	}
+	if s.deps.Logs != nil {
+		admin.Get("/logs", s.logs)
 	}
 	if s.deps.Balances != nil {
 		admin.Post("/users/:id/deposit", s.deposit)
