@@ -16,9 +16,9 @@ import (
 
 // TestCrashDuringCreatesLeavesOneServerPerOrder kills hangar with SIGKILL while creates
 // are in flight at a provider whose labels are not unique (Vultr; Linode told to allow
-// them) and whose creates
-// take a while to become listable: the race of issue 14, where the restarted order
-// looked for its server before the provider had made it, found none, and made a second.
+// them) and whose creates take a while to become listable: the race of issue 14, where
+// the restarted order looked for its server before the provider had made it, found
+// none, and made a second.
 // It ends with exactly one server per active order, none for failed orders, and the
 // orphan an earlier run left behind reported and (as the operator allowed) deleted.
 func TestCrashDuringCreatesLeavesOneServerPerOrder(t *testing.T) {
