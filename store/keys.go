@@ -48,6 +48,8 @@ const (
 	prefixTelegramUser  = "tguser:"    // tguser:{telegramUser:8 BE} → first seen, blocked at (8 BE unix ns each; 0: not blocked)
 	prefixBroadcast     = "bcast:"     // bcast:{id:8 BE} → Broadcast, the newest BroadcastCap kept
 	prefixBroadcastRcpt = "bcastrcpt:" // bcastrcpt:{id:8 BE}{chunk:8 BE} → up to recipientChunk user ids, 8 BE each; deleted when it ends
+	// operations (issue 16)
+	prefixAudit = "audit:" // audit:{seq:8 BE} → AuditEntry: every change made by a person, the newest AuditCap kept
 )
 
 const (
@@ -58,6 +60,8 @@ const (
 	// by store/internal/kv straight into Badger; no record kind may use it.
 	// metaTelegramOffset is long polling's getUpdates offset, 8 BE.
 	metaTelegramOffset = prefixMeta + "tg_offset"
+	// metaQueuePause is whether provisioning is paused, since when and by whom (QueuePause).
+	metaQueuePause = prefixMeta + "queue_pause"
 )
 
 func rateLimitKey(userID int64) []byte {
