@@ -23,6 +23,7 @@ import (
 	"github.com/hangarhq/hangar/engine"
 	"github.com/hangarhq/hangar/engine/telegram"
 	hangarhttp "github.com/hangarhq/hangar/http"
+	"github.com/hangarhq/hangar/internal/logring"
 	"github.com/hangarhq/hangar/store"
 	"github.com/hangarhq/hangar/tui"
 )
@@ -233,6 +234,11 @@ func (c *serveConfig) connBudget(nofile uint64) {
 // in flight finish, the provider calls in flight record their state, the actors finish
 // their mailboxes, the store closes.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	// The console's log pane reads the daemon's recent lines from memory, scrubbed of
+	// the configured secrets before they are kept.
+	logs := logring.New(logring.DefaultCapacity)
+	log = slog.New(logring.Tee(log.Handler(), logs,
+		logring.NewScrubber(cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey)))
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -313,7 +319,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
 		MaxConns: cfg.MaxConns, PrivateOps: cfg.MetricsAddr != "",
 	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st,
-		Reconciler: eng})
+		Reconciler: eng, Users: st, Logs: logs})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
