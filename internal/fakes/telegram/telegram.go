@@ -43,6 +43,7 @@ type Server struct {
 	changed    chan struct{}
 	delay      time.Duration
 	refuse     func(text string) bool
+	refused    []Message
 	blocked    map[int64]bool
 	hook       webhookState // setWebhook, getWebhookInfo, getUpdates (webhook.go)
 }
@@ -87,6 +88,13 @@ func (s *Server) RefuseEchoing(match func(text string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refuse = match
+}
+
+// Refused returns the sendMessage calls RefuseEchoing refused, in arrival order.
+func (s *Server) Refused() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.refused...)
 }
 
 // Messages returns a copy of the accepted messages, in arrival order.
@@ -218,6 +226,8 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string) {
 	}
 	s.mu.Lock()
 	if s.refuse != nil && s.refuse(p["text"]) {
+		s.refused = append(s.refused, Message{ChatID: chatID, Text: p["text"], ParseMode: p["parse_mode"], At: time.Now()})
+		s.notify()
 		s.mu.Unlock()
 		echo, _ := json.Marshal(p)
 		writeJSON(w, http.StatusBadRequest, apiResponse{ErrorCode: 400,
