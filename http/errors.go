@@ -106,6 +106,12 @@ func domainError(err error) *apiError {
 		return newError(fiber.StatusUnprocessableEntity, "plan_unavailable", err.Error())
 	case errors.Is(err, engine.ErrUnknownRegion):
 		return newError(fiber.StatusBadRequest, "unknown_region", err.Error())
+	case errors.Is(err, engine.ErrBroadcastNotFound):
+		return newError(fiber.StatusNotFound, "not_found", "no such broadcast")
+	case errors.Is(err, engine.ErrBroadcastFinished):
+		return newError(fiber.StatusConflict, "conflict", "the broadcast has already finished or been cancelled")
+	case errors.Is(err, engine.ErrNoRecipients):
+		return newError(fiber.StatusConflict, "no_recipients", "nobody has talked to the bot yet")
 	case errors.Is(err, engine.ErrNotStarted):
 		return errNotStarted
 	case errors.Is(err, store.ErrInsufficientStorage):

@@ -73,6 +73,7 @@ type Deps struct {
 	Backups    Backups    // nil leaves GET /admin/backup unregistered
 	Users      UserOrders // nil leaves GET /admin/users/:id/orders unregistered
 	Logs       Logs       // nil leaves GET /admin/logs unregistered
+	Broadcasts Broadcasts // nil leaves /admin/broadcast unregistered
 }
 
 // Server is hangar's HTTP front.
@@ -169,6 +170,9 @@ func (s *Server) routes() {
 	if s.deps.Reconciler != nil {
 		admin.Get("/reconcile", s.lastReconcile)
 		admin.Post("/reconcile", s.reconcileNow)
+	}
+	if s.deps.Broadcasts != nil {
+		s.broadcastRoutes(admin)
 	}
 	if s.deps.Users != nil {
 		admin.Get("/users/:id/orders", s.userOrders)

@@ -156,7 +156,7 @@ func Start(t testing.TB, opts Options) *Env {
 		WebhookSecret: WebhookSecret, AdminToken: AdminToken, MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
 		RateLimit: cmp.Or(opts.RateLimit, 30), RateWindow: cmp.Or(opts.RateWindow, time.Minute), Sending: true,
 	}, hangarhttp.Deps{Updates: env.Engine, RateLimits: env.Engine, Health: env.Engine, Store: st,
-		Orders: env.Engine, Balances: st, Blog: st, Inspector: st})
+		Orders: env.Engine, Balances: st, Blog: st, Inspector: st, Broadcasts: env.Engine})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
