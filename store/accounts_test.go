@@ -121,6 +121,31 @@ func TestAccountsMoveFromTelegramIDToUserID(t *testing.T) {
 		}
 		balanceIs(t, s, 1, 5000, 0)
 	})
+
+	t.Run("a user_id that is also another user's Telegram id keeps its own orders' money", func(t *testing.T) {
+		dir := t.TempDir()
+		s := quietOpen(t, dir)
+		if _, err := s.Deposit(42, 10000); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Deposit(7, 10000); err != nil {
+			t.Fatal(err)
+		}
+		oldOrder(t, s, 100, 1, 42, 5000, MoneyHeld) // user 1, messages to 42: held from 42
+		oldOrder(t, s, 101, 42, 7, 3000, MoneyHeld) // user 42, messages to 7: held from 7
+		s = reopenAtSchema4(t, s, dir)
+
+		balanceIs(t, s, 7, 0, 0)         // 7 only ever stood for user 42
+		balanceIs(t, s, 42, 12000, 3000) // its deposit less order 100's hold, 7's money, its own order's hold
+		balanceIs(t, s, 1, 0, 5000)      // order 100's hold
+		for _, id := range []int64{100, 101} {
+			if _, err := s.UpdateOrder(id, func(o *Order) error { o.Status = OrderActive; return nil }); err != nil {
+				t.Fatalf("capture order %d after the move: %v", id, err)
+			}
+		}
+		balanceIs(t, s, 42, 12000, 0)
+		balanceIs(t, s, 1, 0, 0)
+	})
 }
 
 // New orders hold from user_id and count against user_id's window; the Telegram id

@@ -145,8 +145,8 @@ const (
 // and the order window were keyed by an order's telegram_user_id, so an API client
 // ordering as user_id U for Telegram user T held money from T's balance. From now on
 // they are U's. Orders are the only record that pairs the two ids, so they decide:
-//   - T that met only one U and never ordered as an account of its own (no order with
-//     user_id T) was U all along: T's balance, ledger and order window become U's
+//   - T that met only one U and is no account of its own (no order has user_id T)
+//     was U all along: T's balance, ledger and order window become U's
 //     (merged after whatever U already had);
 //   - any other T is an account in its own right (a bot user, or a chat several users
 //     share) and keeps its money, but the hold of each unfinished order of another
@@ -166,6 +166,9 @@ func moveAccountsToUserID(txn *tx) error {
 			accounts[o.TelegramUserID] = true
 			return true, nil
 		}
+		// A user_id is an account whatever Telegram id it also is: its money must not
+		// follow that Telegram id to another user.
+		accounts[o.UserID] = true
 		if users[o.TelegramUserID] == nil {
 			users[o.TelegramUserID] = map[int64]bool{}
 		}
