@@ -52,6 +52,9 @@ type bot struct {
 	// passwords says for how long, and for which providers, /password can send a root
 	// password again.
 	passwords passwordPolicy
+	// pause is the dispatcher's: while provisioning is paused an order is taken and
+	// the user told it waits, rather than "creating your server" with nothing happening.
+	pause *pauseFlag
 }
 
 // botOutcome is what handling one update produced: replies to queue with the update's
@@ -235,7 +238,12 @@ func (b *bot) callback(cq *models.CallbackQuery, out *botOutcome) {
 		return
 	}
 	answer("Order received.")
-	out.say(q.ChatID, "Order <b>#%d</b> received, creating your server… I will message you when it is ready (usually under a minute). /status %d", o.ID, o.ID)
+	if b.pause != nil && b.pause.get().Paused {
+		out.say(q.ChatID, "Order <b>#%d</b> received. Server creation is paused right now (since %s), so your order is kept, your funds held, and it will start as soon as creation resumes; I will message you when your server is ready. /status %d",
+			o.ID, b.pause.get().Since.UTC().Format("2006-01-02 15:04 UTC"), o.ID)
+	} else {
+		out.say(q.ChatID, "Order <b>#%d</b> received, creating your server… I will message you when it is ready (usually under a minute). /status %d", o.ID, o.ID)
+	}
 	out.effects = append(out.effects, enqueueOrder{order: o}, publishEvent{ev: orderFeedEvent(o, "enqueued", b.clock.Now())})
 }
 

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -43,6 +44,16 @@ type (
 	// dispatchKick runs dispatch after the messages already in the inbox (see kick).
 	dispatchKick  struct{}
 	snapshotTick  struct{}
+	// setPause pauses (or resumes) starting attempts; answered with pauseResult.
+	setPause struct {
+		paused bool
+		by     string
+	}
+	pauseResult struct {
+		state   store.QueuePause
+		changed bool
+		err     error
+	}
 	orderOpResult struct {
 		order store.Order
 		n     int
@@ -65,10 +76,32 @@ var ErrOrderState = errors.New("the order is not in a state that allows this")
 type dispatcherDeps struct {
 	cfg     Config
 	store   OrderStore
+	pauses  PauseStore
+	pause   *pauseFlag
 	metrics *queueMetrics
 	feed    *actor.PID
 	orders  orderDeps
 }
+
+// PauseStore keeps whether provisioning is paused (store.Store).
+type PauseStore interface {
+	QueuePause() (store.QueuePause, error)
+	SetQueuePause(p store.QueuePause) error
+}
+
+// pauseFlag is the dispatcher's pause state as others read it (the bot, to tell a
+// user ordering now why nothing starts). Only the dispatcher writes it, after the
+// store has the same.
+type pauseFlag struct{ v atomic.Pointer[store.QueuePause] }
+
+func (f *pauseFlag) get() store.QueuePause {
+	if p := f.v.Load(); p != nil {
+		return *p
+	}
+	return store.QueuePause{}
+}
+
+func (f *pauseFlag) set(p store.QueuePause) { f.v.Store(&p) }
 
 // queued is what the dispatcher remembers of a waiting order.
 type queued struct {
@@ -115,6 +148,7 @@ func (q *dispatcher) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started:
 		q.d.orders.dispatcher = c.PID()
+		q.loadPause()
 		q.ticks = append(q.ticks,
 			c.SendRepeat(c.PID(), dispatchTick{}, q.d.cfg.Queue.Tick),
 			c.SendRepeat(c.PID(), snapshotTick{}, time.Second))
@@ -149,6 +183,9 @@ func (q *dispatcher) Receive(c *actor.Context) {
 		c.Send(q.d.feed, publishEvent{ev: Event{Type: "snapshot", Data: s}})
 	case statsRequest:
 		c.Respond(q.stats())
+	case setPause:
+		c.Respond(q.setPause(msg))
+		q.kick(c)
 	case cancelOrder:
 		c.Respond(q.cancel(c, msg.id))
 	case forgetOrder:
@@ -240,9 +277,11 @@ func (q *dispatcher) kick(c *actor.Context) {
 }
 
 // dispatch starts due orders while there is room, resumed ones first, and none once
-// the engine is stopping: their provider calls would be cancelled at once.
+// the engine is stopping (their provider calls would be cancelled at once) or while an
+// operator has paused provisioning. A paused order keeps its place, due time and
+// attempt count, so a retry that falls due meanwhile is not spent: it starts on resume.
 func (q *dispatcher) dispatch(c *actor.Context) {
-	if q.stopping() {
+	if q.stopping() || q.d.pause.get().Paused {
 		return
 	}
 	now := q.d.cfg.Clock.Now()
@@ -352,6 +391,44 @@ func (q *dispatcher) finished(msg attemptFinished) {
 	}
 }
 
+// loadPause reads the pause from the store: a pause outlives a restart, and a
+// dispatcher rebuilt after a panic must not forget it either. An unreadable record
+// leaves provisioning running, loudly: stopping every order on a read error would be
+// the worse surprise.
+func (q *dispatcher) loadPause() {
+	p, err := q.d.pauses.QueuePause()
+	if err != nil {
+		q.d.cfg.Logger.Error("dispatcher: cannot read whether provisioning is paused; running", "err", err)
+		return
+	}
+	q.d.pause.set(p)
+	if p.Paused {
+		q.d.cfg.Logger.Warn("provisioning is paused: orders are accepted and wait until an operator resumes it",
+			"since", p.Since, "by", p.By)
+	}
+}
+
+// setPause records the new state before acting on it, so that an answered pause is
+// one a restart keeps. Pausing twice keeps the first time: "paused since" is when
+// work stopped.
+func (q *dispatcher) setPause(msg setPause) pauseResult {
+	cur := q.d.pause.get()
+	if cur.Paused == msg.paused {
+		return pauseResult{state: cur}
+	}
+	next := store.QueuePause{Paused: msg.paused, Since: q.d.cfg.Clock.Now().UTC(), By: msg.by}
+	if err := q.d.pauses.SetQueuePause(next); err != nil {
+		return pauseResult{state: cur, err: err}
+	}
+	q.d.pause.set(next)
+	if next.Paused {
+		q.d.cfg.Logger.Warn("provisioning paused: no order attempt starts until it is resumed", "by", msg.by, "in_flight", len(q.inFlight))
+	} else {
+		q.d.cfg.Logger.Info("provisioning resumed", "by", msg.by, "paused_for", next.Since.Sub(cur.Since).Round(time.Second), "waiting", len(q.waiting))
+	}
+	return pauseResult{state: next, changed: true}
+}
+
 func (q *dispatcher) cancel(c *actor.Context, id int64) orderOpResult {
 	if _, busy := q.inFlight[id]; busy {
 		return orderOpResult{err: ErrOrderState}
@@ -439,6 +516,10 @@ func (q *dispatcher) stats() QueueStats {
 		Enqueued: q.counts.enqueued, Started: q.counts.started, Retried: q.counts.retried,
 		Succeeded: q.counts.succeeded, DeadLettered: q.counts.deadLettered, DeadLetters: q.deadLetters,
 		Thresholds: AlarmThresholds{Depth: a.Depth, DeadLetters: a.DeadLetters, LagSeconds: a.Lag.Seconds()},
+	}
+	if p := q.d.pause.get(); p.Paused {
+		since := p.Since
+		s.Paused, s.PausedSince = true, &since
 	}
 	var oldest time.Time
 	for _, w := range q.waiting {

@@ -39,6 +39,7 @@ type Store interface {
 	OrderStore
 	BotStore
 	BroadcastStore
+	PauseStore
 	Ping(ctx context.Context) error
 }
 
@@ -160,6 +161,8 @@ type Engine struct {
 	// decrements it); it bounds what a flood can queue in memory.
 	pending atomic.Int64
 	bcast   *broadcastHandle
+	// pause mirrors the dispatcher's pause for readers outside it (the bot).
+	pause pauseFlag
 }
 
 // New builds an engine; Start spawns its actors.
@@ -327,7 +330,7 @@ func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
 		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
 		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock,
-			passwords: e.passwordPolicy()}}
+			passwords: e.passwordPolicy(), pause: &e.pause}}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
@@ -336,7 +339,7 @@ func (e *Engine) outboxDeps() outboxDeps {
 }
 
 func (e *Engine) dispatcherDeps() dispatcherDeps {
-	return dispatcherDeps{cfg: e.cfg, store: e.store, metrics: e.queue, feed: e.feed, orders: orderDeps{
+	return dispatcherDeps{cfg: e.cfg, store: e.store, pauses: e.store, pause: &e.pause, metrics: e.queue, feed: e.feed, orders: orderDeps{
 		ctx: e.ctx, cfg: e.cfg, store: e.store, providers: e.cfg.Providers, catalog: e.cfg.Catalog,
 		metrics: e.metrics, queue: e.queue, feed: e.feed, outbox: func() *actor.PID { return e.outbox },
 		notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}, password: e.passwords(),

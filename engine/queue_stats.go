@@ -45,6 +45,10 @@ type QueueStats struct {
 	Alarms         AlarmStates     `json:"alarms"`
 	Thresholds     AlarmThresholds `json:"thresholds"`
 	Disk           *DiskState      `json:"disk,omitempty"`
+	// Paused is set while an operator has paused provisioning: orders are accepted
+	// and wait, and no attempt starts, since PausedSince.
+	Paused      bool       `json:"paused"`
+	PausedSince *time.Time `json:"paused_since,omitempty"`
 }
 
 // DiskState is the disk under the store, from a store that reports it.
