@@ -47,3 +47,26 @@ func TestLogPaneReadsTheDaemonsLog(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleRunsTheReconciler: the console's client reads the engine's report as
+// the reconciler view shows it, before and after a run it asks for.
+func TestConsoleRunsTheReconciler(t *testing.T) {
+	d := startDaemon(t, t.TempDir())
+	c, err := client.New(d.URL, hangartest.AdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	ran, err := c.RunReconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran.At.IsZero() || len(ran.Providers) == 0 || ran.Duplicates == nil || ran.Orphans == nil {
+		t.Fatalf("run answered %+v: want its time, the providers listed and empty lists, not nulls", ran)
+	}
+	last, err := c.Reconcile(ctx)
+	if err != nil || !last.At.Equal(ran.At) || last.Servers != ran.Servers {
+		t.Fatalf("last report = %+v, %v; the run answered %+v", last, err, ran)
+	}
+}
