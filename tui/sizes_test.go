@@ -39,6 +39,7 @@ func TestViewsAtSizes(t *testing.T) {
 		{"inquiries", "8", "cheap pills", []string{"i"}, "RSS feed", nil, ""},
 		{"logs", "9", "order dead-lettered", nil, "", nil, ""},
 		{"reconciler", "0", "60123457", nil, "", nil, ""},
+		{"reconcile_prompt", "0", "60123457", []string{"r"}, "(y/n)", nil, ""},
 		{"blog_map", "5", "wish-ssh-tui", []string{"v"}, "top countries", nil, ""},
 	}
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {

@@ -158,3 +158,15 @@ func TestLogPaneLive(t *testing.T) {
 		t.Fatalf("a debug line is shown at level info:\n%s", out)
 	}
 }
+
+// TestUserViewLive: the shown user's message window follows the live feed.
+func TestUserViewLive(t *testing.T) {
+	b := setup(t)
+	b.waitScreen(t, "queue depth")
+	b.keys("7", "u", "7000012341", "enter")
+	b.waitScreen(t, "message window 2/30")
+	b.d.Send(api.Event{Type: api.EventRateLimit, RateLimit: &api.RateLimitEvent{At: fakedaemon.Now, UserID: 7000012341, Count: 30, Limited: true}})
+	b.d.Send(api.Event{Type: api.EventRateLimit, RateLimit: &api.RateLimitEvent{At: fakedaemon.Now, UserID: 7002, Count: 1}})
+	b.waitScreen(t, "message window 30/30", "LIMITED")
+	b.finish(t)
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
@@ -25,6 +26,9 @@ type userMsg struct {
 	orders   []api.Order
 	window   *api.RateWindow
 	limit    int
+	// windowsFull says the rate-limit list came back full, so a user missing from it
+	// may have a window that is only quieter than those listed.
+	windowsFull bool
 	messages []api.Message
 	err      error
 }
@@ -32,7 +36,9 @@ type userMsg struct {
 func (m userMsg) FetchErr() error { return m.err }
 
 const (
-	userOrdersShown = 50
+	// rateWindowsListed is how many windows GET /admin/ratelimits answers, busiest first.
+	rateWindowsListed = 200
+	userOrdersShown   = 50
 	// userOutboxRead is how many of the outbox's latest messages are searched for the
 	// user's: the outbox has no per-chat listing.
 	userOutboxRead = 500
@@ -55,6 +61,9 @@ type user struct {
 	id     int64
 	data   userMsg
 	loaded bool
+	// lastLoad and stale throttle re-reads caused by live events to one a second.
+	lastLoad time.Time
+	stale    bool
 	err    error
 	input  textinput.Model
 	mode   inputMode
@@ -92,6 +101,7 @@ func (v *user) Refresh() tea.Cmd {
 // the screen never mixes two moments of the same user.
 func (v *user) load(id int64) tea.Cmd {
 	d, ctx := v.c.D, v.c.Ctx
+	v.stale, v.lastLoad = false, v.c.Now()
 	return func() tea.Msg {
 		m := userMsg{id: id}
 		if m.user, m.err = d.User(ctx, id); m.err != nil {
@@ -104,7 +114,7 @@ func (v *user) load(id int64) tea.Cmd {
 		if m.err = err; err != nil {
 			return m
 		}
-		m.limit = rl.Limit
+		m.limit, m.windowsFull = rl.Limit, len(rl.Windows) >= rateWindowsListed
 		if i := slices.IndexFunc(rl.Windows, func(w api.RateWindow) bool { return w.UserID == id }); i >= 0 {
 			m.window = &rl.Windows[i]
 		}
@@ -132,6 +142,8 @@ func (v *user) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case common.OpenUserMsg:
 		return v.show(msg.ID)
+	case common.EventBatchMsg:
+		return v.applyEvents(msg)
 	case userMsg:
 		if msg.id != v.id {
 			return nil // a read of a user the operator has since left
@@ -140,6 +152,32 @@ func (v *user) Update(msg tea.Msg) tea.Cmd {
 		if msg.err == nil {
 			v.data, v.loaded = msg, true
 		}
+	}
+	return nil
+}
+
+// applyEvents keeps the shown user live: their message window is patched in place,
+// and an event about one of their orders or messages re-reads them, at most once a
+// second however many arrive.
+func (v *user) applyEvents(evs common.EventBatchMsg) tea.Cmd {
+	if v.id == 0 || !v.loaded {
+		return nil
+	}
+	for _, ev := range evs {
+		switch {
+		case ev.Type == api.EventRateLimit && ev.RateLimit.UserID == v.id:
+			e := ev.RateLimit
+			if v.data.window == nil {
+				v.data.window = &api.RateWindow{UserID: v.id}
+			}
+			v.data.window.Count, v.data.window.Limited = e.Count, e.Limited
+		case ev.Type == api.EventOrder && ev.Order.UserID == v.id,
+			ev.Type == api.EventMessage && ev.Message.ChatID == v.id:
+			v.stale = true
+		}
+	}
+	if v.stale && v.c.Now().Sub(v.lastLoad) >= time.Second {
+		return v.load(v.id)
 	}
 	return nil
 }
@@ -257,6 +295,9 @@ func (v *user) Render() string {
 		return head + "\n" + v.c.LoadingLine("user")
 	}
 	window := st.Label.Render("message window ") + st.Muted.Render("none open")
+	if v.data.windowsFull {
+		window = st.Label.Render("message window ") + st.Muted.Render(fmt.Sprintf("not among the %d busiest", rateWindowsListed))
+	}
 	if w := v.data.window; w != nil {
 		window = st.Label.Render("message window ") + st.Value.Render(fmt.Sprintf("%d/%d", w.Count, v.data.limit)) +
 			st.Label.Render(", resets in "+components.HumanDuration(w.ResetAt.Sub(now)))
