@@ -1,9 +1,15 @@
 package engine_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/internal/hangartest"
 )
 
@@ -54,4 +60,48 @@ func TestEveryButtonOnTheWireHasTextAndOneAction(t *testing.T) {
 	if buttons != 2 {
 		t.Fatalf("want Confirm and Cancel, got %d buttons: %s", buttons, quote.ReplyMarkup)
 	}
+}
+
+// The console's live outbox replaces a listed message with its "message" event: the
+// event carries the buttons as GET /admin/outbox does, or they would vanish from view.
+func TestMessageEventsCarryTheButtons(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	req, _ := http.NewRequest(http.MethodGet, env.URL+"/admin/events", nil)
+	req.Header.Set("Authorization", "Bearer "+hangartest.AdminToken)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var id int64 = 10
+	c := chat{t: t, env: env, user: 77, next: &id}
+	c.send("/order sim-nano tokyo")
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if name, ok := strings.CutPrefix(line, "event: "); ok {
+			event = name
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || event != "message" {
+			continue
+		}
+		var m api.Message
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(m.Text, "a month?") {
+			continue
+		}
+		if len(m.Buttons) != 1 || len(m.Buttons[0]) != 2 || !strings.HasPrefix(m.Buttons[0][0].CallbackData, "oc:") {
+			t.Fatalf("the quote's message event lacks its buttons: %s", data)
+		}
+		return
+	}
+	t.Fatalf("no message event for the quote: %v", sc.Err())
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/store"
 )
 
 // eventBuffer bounds what one console may lag behind before it starts losing events
@@ -46,7 +49,7 @@ func (s *Server) events(c *fiber.Ctx) error {
 				if !ok {
 					return
 				}
-				data, err := json.Marshal(ev.Data)
+				data, err := json.Marshal(eventData(ev))
 				if err != nil {
 					continue
 				}
@@ -57,7 +60,7 @@ func (s *Server) events(c *fiber.Ctx) error {
 					if !ok {
 						break
 					}
-					if data, err := json.Marshal(ev.Data); err == nil {
+					if data, err := json.Marshal(eventData(ev)); err == nil {
 						fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data)
 					}
 				}
@@ -77,4 +80,14 @@ func (s *Server) events(c *fiber.Ctx) error {
 		}
 	}))
 	return nil
+}
+
+// eventData is what an event's data line carries: an outbox message as GET
+// /admin/outbox shows it (secrets masked, buttons decoded), so that a console replacing
+// a listed message with its event keeps the buttons.
+func eventData(ev engine.Event) any {
+	if m, ok := ev.Data.(store.OutboxMessage); ok {
+		return viewMessages([]store.OutboxMessage{m})[0]
+	}
+	return ev.Data
 }
