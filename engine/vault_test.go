@@ -15,6 +15,7 @@ import (
 	"github.com/hangarhq/hangar/engine"
 	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/engine/telegram"
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	telegramfake "github.com/hangarhq/hangar/internal/fakes/telegram"
 	"github.com/hangarhq/hangar/internal/hangartest"
@@ -33,43 +34,9 @@ func TestRootPasswordsAreRandomAndDestroyedAfterTheWindow(t *testing.T) {
 	defer linode.Close()
 	tg := telegramfake.New(hangartest.BotToken)
 	defer tg.Close()
-	logs := &hangartest.SyncBuffer{}
-	log := slog.New(slog.NewTextHandler(io.MultiWriter(logs), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	st, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), SyncWrites: true, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	vault, err := engine.OpenVault(filepath.Join(dir, "secrets"), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov, err := cloud.NewLinode(linodeToken, linode.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sender, err := telegram.New(hangartest.BotToken, tg.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	window := 400 * time.Millisecond
-	eng, err := engine.New(engine.Config{Logger: log, Registry: prometheus.NewRegistry(), SendInterval: time.Millisecond,
-		Providers: map[string]engine.Provider{"linode": prov}, Passwords: vault,
-		Queue:     engine.QueueConfig{Tick: 5 * time.Millisecond, PollInterval: 10 * time.Millisecond},
-		Reconcile: engine.ReconcileConfig{Every: -1, RetryTerminations: 50 * time.Millisecond},
-		Secrets:   engine.SecretsConfig{PasswordWindow: window},
-	}, st, sender)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		eng.Stop(ctx)
-	}()
+	ve := startVaultEngine(t, dir, linode.URL(), tg, 400*time.Millisecond, 0)
+	st, eng, vault, logs := ve.st, ve.eng, ve.vault, ve.logs
+	defer ve.stop()
 	if _, err := st.Deposit(42, 1_000_000); err != nil {
 		t.Fatal(err)
 	}
@@ -196,5 +163,105 @@ func TestVaultKeepsOnePasswordPerOrderUntilSwept(t *testing.T) {
 	}
 	if _, err := st.GetSealedPassword(8); err == nil {
 		t.Fatal("the sealed password is still stored")
+	}
+}
+
+// vaultEngine is an engine over a Linode fake with its passwords in a Vault, on the
+// real clock, sending to a Telegram fake.
+type vaultEngine struct {
+	st    *store.Store
+	eng   *engine.Engine
+	vault *engine.Vault
+	logs  *hangartest.SyncBuffer
+	done  bool
+}
+
+func startVaultEngine(t *testing.T, dir, linodeURL string, tg *telegramfake.Server, window, settle time.Duration) *vaultEngine {
+	t.Helper()
+	logs := &hangartest.SyncBuffer{}
+	log := slog.New(slog.NewTextHandler(io.MultiWriter(logs), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), SyncWrites: true, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault, err := engine.OpenVault(filepath.Join(dir, "secrets"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := cloud.NewLinode(linodeToken, linodeURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if settle > 0 {
+		prov.SetSettle(settle)
+	}
+	sender, err := telegram.New(hangartest.BotToken, tg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Logger: log, Registry: prometheus.NewRegistry(), SendInterval: time.Millisecond,
+		Providers: map[string]engine.Provider{"linode": prov}, Passwords: vault,
+		Queue:     engine.QueueConfig{Tick: 5 * time.Millisecond, PollInterval: 10 * time.Millisecond},
+		Reconcile: engine.ReconcileConfig{Every: -1, RetryTerminations: 50 * time.Millisecond},
+		Secrets:   engine.SecretsConfig{PasswordWindow: window},
+	}, st, sender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ve := &vaultEngine{st: st, eng: eng, vault: vault, logs: logs}
+	t.Cleanup(ve.stop)
+	return ve
+}
+
+func (v *vaultEngine) stop() {
+	if v.done {
+		return
+	}
+	v.done = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v.eng.Stop(ctx)
+	_ = v.st.Close()
+}
+
+// An order whose create was cut by a stop sends, after the restart, the password the
+// provider got: it was kept sealed across the restart, not made anew.
+func TestResumedOrderSendsThePasswordItsServerWasMadeWith(t *testing.T) {
+	dir := t.TempDir()
+	linode := linodefake.New(linodeToken, fakeapi.WithCreateDelay(400*time.Millisecond), fakeapi.WithDuplicateLabels())
+	defer linode.Close()
+	tg := telegramfake.New(hangartest.BotToken)
+	defer tg.Close()
+	first := startVaultEngine(t, dir, linode.URL(), tg, time.Hour, time.Second)
+	if _, err := first.st.Deposit(42, 1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	o, err := first.eng.CreateOrder(engine.OrderRequest{UserID: 42, TelegramUserID: 42, SpecID: "linode-nano", Region: "ap-northeast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !linode.Wait(10*time.Second, func() bool { return len(linode.Requests()) > 1 }) {
+		t.Fatal("the create never reached the provider")
+	}
+	first.stop()
+
+	second := startVaultEngine(t, dir, linode.URL(), tg, time.Hour, time.Second)
+	hangartest.WaitFor(t, 10*time.Second, "the order to be active", func() bool {
+		got, _ := second.st.GetOrder(o.ID)
+		return got.Status == store.OrderActive
+	})
+	pw, ok := linode.RootPass(engine.InstanceLabel(o.ID))
+	if !ok {
+		t.Fatal("the provider holds no server for the order")
+	}
+	msgs, ok := tg.WaitMessages(1, 10*time.Second)
+	if !ok || !strings.Contains(msgs[0].Text, pw) {
+		t.Fatalf("the ready message %+v does not carry the server's password", msgs)
+	}
+	if n := linode.Count(); n != 1 {
+		t.Fatalf("the provider holds %d servers for the order", n)
 	}
 }
