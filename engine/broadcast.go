@@ -307,6 +307,9 @@ func (b *broadcaster) work() {
 		if !b.try(user) {
 			break
 		}
+		if b.settled() >= b.d.bcfg.Batch {
+			b.commit()
+		}
 	}
 	if b.cur != nil && (b.settled() >= b.d.bcfg.Batch || time.Since(b.lastCommit) >= broadcastCommitEvery) {
 		b.commit()
