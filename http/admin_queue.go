@@ -50,6 +50,30 @@ func queryLimit(c *fiber.Ctx, def, max int) (int, error) {
 	return n, nil
 }
 
+// Pauser pauses and resumes starting provisioning attempts (engine.Engine).
+type Pauser interface {
+	PauseQueue(by string) (store.QueuePause, bool, error)
+	ResumeQueue(by string) (store.QueuePause, bool, error)
+}
+
+// pauseQueue is POST /admin/queue/pause: for a provider outage, orders are still
+// accepted but no attempt starts (and no retry is spent) until resumed.
+func (s *Server) pauseQueue(c *fiber.Ctx) error {
+	return s.setPause(c, s.deps.Pause.PauseQueue)
+}
+
+func (s *Server) resumeQueue(c *fiber.Ctx) error {
+	return s.setPause(c, s.deps.Pause.ResumeQueue)
+}
+
+func (s *Server) setPause(c *fiber.Ctx, do func(by string) (store.QueuePause, bool, error)) error {
+	st, changed, err := do(principalOf(c).Actor)
+	if err != nil {
+		return err
+	}
+	return c.JSON(api.QueuePause{Paused: st.Paused, Since: st.Since.UTC(), Changed: changed})
+}
+
 func (s *Server) queueStats(c *fiber.Ctx) error {
 	st, err := s.deps.Orders.QueueStats()
 	if err != nil {

@@ -125,7 +125,7 @@ func (s *Server) blogRoutes() {
 	api.Delete("/comments/*", s.deleteComment)
 	api.Post("/inquiries", s.addInquiry)
 
-	admin := api.Group("/admin", requireBearer(s.cfg.AdminToken, errAdminUnset))
+	admin := api.Group("/admin", s.adminGuard()...)
 	admin.Get("/stats", s.blogStats)
 	admin.Get("/comments", s.adminComments)
 	admin.Delete("/comments/:id", s.adminDeleteComment)

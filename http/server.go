@@ -42,6 +42,12 @@ type Pinger interface {
 type Config struct {
 	WebhookSecret string
 	AdminToken    string
+	// ViewerToken is a read-only admin bearer: every change is refused 403 read_only.
+	ViewerToken string
+	// ConsoleToken is the daemon's own SSH console's bearer, made fresh each start and
+	// never shown: requests bearing it carry the role and person the SSH server has
+	// checked (HeaderRole, HeaderActor).
+	ConsoleToken string
 	MaxBody       int
 	Logger        *slog.Logger
 	Registry      *prometheus.Registry
@@ -74,6 +80,8 @@ type Deps struct {
 	Users      UserOrders // nil leaves GET /admin/users/:id/orders unregistered
 	Logs       Logs       // nil leaves GET /admin/logs unregistered
 	Broadcasts Broadcasts // nil leaves /admin/broadcast unregistered
+	Pause      Pauser     // nil leaves /admin/queue/pause and /resume unregistered
+	Audit      Audit      // nil records nothing and leaves GET /admin/audit unregistered
 }
 
 // Server is hangar's HTTP front.
@@ -144,8 +152,16 @@ func (s *Server) routes() {
 		s.app.Get("/status/:order_id", bearerSecret, s.status)
 	}
 
-	admin := s.app.Group("/admin", requireBearer(s.cfg.AdminToken, errAdminUnset))
+	admin := s.app.Group("/admin", s.adminGuard()...)
 	admin.Get("/health", s.detailedHealth)
+	admin.Get("/whoami", s.whoami)
+	if s.deps.Pause != nil {
+		admin.Post("/queue/pause", s.pauseQueue)
+		admin.Post("/queue/resume", s.resumeQueue)
+	}
+	if s.deps.Audit != nil {
+		admin.Get("/audit", s.auditLog)
+	}
 	admin.Delete("/ratelimit/:user", s.resetRateLimit)
 	if s.deps.Orders != nil {
 		admin.Get("/queue", s.queueStats)

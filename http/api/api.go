@@ -27,6 +27,10 @@ type QueueStats struct {
 	Thresholds     Thresholds `json:"thresholds"`
 	// Disk is the data directory's disk (nil from a daemon that does not report it).
 	Disk *Disk `json:"disk,omitempty"`
+	// Paused: an operator has paused provisioning since PausedSince; orders are
+	// accepted and wait.
+	Paused      bool       `json:"paused"`
+	PausedSince *time.Time `json:"paused_since,omitempty"`
 }
 
 // Disk is the state of the disk under the store: below the floor, writes are refused.

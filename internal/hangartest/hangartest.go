@@ -30,6 +30,8 @@ import (
 const (
 	WebhookSecret = "test-webhook-secret"
 	AdminToken    = "test-admin-token-0123456789"
+	ViewerToken   = "test-viewer-token-0123456789"
+	ConsoleToken  = "test-console-token-0123456789"
 	BotToken      = "123456:TEST-bot-token"
 )
 
@@ -153,10 +155,11 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("start engine: %v", err)
 	}
 	env.server = hangarhttp.New(hangarhttp.Config{
-		WebhookSecret: WebhookSecret, AdminToken: AdminToken, MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
+		WebhookSecret: WebhookSecret, AdminToken: AdminToken, ViewerToken: ViewerToken, ConsoleToken: ConsoleToken,
+		MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
 		RateLimit: cmp.Or(opts.RateLimit, 30), RateWindow: cmp.Or(opts.RateWindow, time.Minute), Sending: true,
 	}, hangarhttp.Deps{Updates: env.Engine, RateLimits: env.Engine, Health: env.Engine, Store: st,
-		Orders: env.Engine, Balances: st, Blog: st, Inspector: st, Broadcasts: env.Engine})
+		Orders: env.Engine, Balances: st, Blog: st, Inspector: st, Broadcasts: env.Engine, Pause: env.Engine, Audit: st})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +169,9 @@ func Start(t testing.TB, opts Options) *Env {
 	t.Cleanup(env.Stop)
 	return env
 }
+
+// HTTP is the running HTTP server.
+func (e *Env) HTTP() *hangarhttp.Server { return e.server }
 
 // Stop shuts everything down (idempotent enough for Cleanup after a manual Stop).
 func (e *Env) Stop() {
