@@ -500,7 +500,7 @@ func (q *dispatcher) publish(c *actor.Context, o store.Order, event string) {
 }
 
 func orderFeedEvent(o store.Order, event string, at time.Time) Event {
-	ev := OrderEvent{At: at, Event: event, OrderID: o.ID, UserID: o.TelegramUserID, Status: o.Status, Attempt: o.Attempts}
+	ev := OrderEvent{At: at, Event: event, OrderID: o.ID, UserID: o.UserID, Status: o.Status, Attempt: o.Attempts}
 	switch event {
 	case "retry_scheduled", "dead_lettered":
 		ev.Error = o.LastError // only the steps an error caused carry it
