@@ -61,3 +61,17 @@ var (
 	_ Provider = (*Vultr)(nil)
 	_ Provider = (*Sim)(nil)
 )
+
+// PowerSwitch turns a server off and on without deleting it: billing suspends a
+// server whose period is unpaid and brings it back when it is paid. Both treat a
+// server already in the asked state as done, so a retried call is harmless.
+type PowerSwitch interface {
+	PowerOff(ctx context.Context, id string) error
+	PowerOn(ctx context.Context, id string) error
+}
+
+var (
+	_ PowerSwitch = (*Linode)(nil)
+	_ PowerSwitch = (*Vultr)(nil)
+	_ PowerSwitch = (*Sim)(nil)
+)

@@ -175,3 +175,27 @@ func linodeInstance(in *linodego.Instance) Instance {
 	}
 	return out
 }
+
+// PowerOff shuts the instance down (POST /v4/linode/instances/{id}/shutdown); Linode
+// keeps billing a stopped instance, but the user loses its use until it is paid.
+func (l *Linode) PowerOff(ctx context.Context, id string) error { return l.power(ctx, "power_off", id) }
+
+// PowerOn boots the instance with its last configuration (POST …/{id}/boot).
+func (l *Linode) PowerOn(ctx context.Context, id string) error { return l.power(ctx, "power_on", id) }
+
+func (l *Linode) power(ctx context.Context, op, id string) error {
+	n, err := linodeID(id)
+	if err != nil {
+		return &Error{Op: op, Provider: l.Name(), Err: err}
+	}
+	cctx, x := withExchange(ctx)
+	if op == "power_off" {
+		err = l.client.ShutdownInstance(cctx, n)
+	} else {
+		err = l.client.BootInstance(cctx, n, 0)
+	}
+	if err != nil {
+		return classify(ctx, l.Name(), op, x, err, l.red)
+	}
+	return nil
+}

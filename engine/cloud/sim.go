@@ -318,3 +318,47 @@ func parseNonNegative(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// PowerOff marks the instance "offline", as Linode words a stopped server; it is
+// kept in the store so a restart sees it off.
+func (s *Sim) PowerOff(ctx context.Context, id string) error {
+	return s.power(ctx, "power_off", id, "offline")
+}
+
+// PowerOn marks the instance "running" again.
+func (s *Sim) PowerOn(ctx context.Context, id string) error {
+	return s.power(ctx, "power_on", id, "running")
+}
+
+func (s *Sim) power(ctx context.Context, op, id, status string) error {
+	if err := ctx.Err(); err != nil {
+		return s.interrupted(op, err)
+	}
+	delay, fail := s.roll()
+	if err := wait(ctx, min(delay, time.Second)); err != nil {
+		return s.interrupted(op, err)
+	}
+	if fail {
+		return &Error{Op: op, Provider: s.Name(), Status: http.StatusServiceUnavailable, Retryable: true,
+			Err: errors.New("sim: provider returned 503 (simulated)")}
+	}
+	s.mu.Lock()
+	label, ok := s.labelOf[id]
+	if !ok {
+		s.mu.Unlock()
+		return s.refuse(op, http.StatusNotFound, fmt.Sprintf("instance %q not found", id))
+	}
+	in := s.byLabel[label]
+	in.Status = status
+	s.byLabel[label] = in
+	s.mu.Unlock()
+	if seq, ok := simSeq(id); ok && s.st != nil {
+		err := s.st.PutSimServer(store.SimServer{Seq: seq, Label: in.Label, IPv4: in.IPv4, Status: in.Status,
+			Region: in.Region, Plan: in.Plan, CreatedAt: in.Created})
+		if err != nil {
+			return &Error{Op: op, Provider: s.Name(), Status: http.StatusServiceUnavailable, Retryable: true,
+				Err: fmt.Errorf("sim: record server: %w", err)}
+		}
+	}
+	return nil
+}

@@ -209,6 +209,10 @@ func vultrInstance(in *govultr.Instance) Instance {
 		IPv4:   in.MainIP,
 	}
 	out.Created, _ = time.Parse(time.RFC3339, in.DateCreated)
+	// A halted server stays "active" (its subscription); its power says it is off.
+	if in.Status == "active" && in.PowerStatus == "stopped" {
+		out.Status = "stopped"
+	}
 	// Vultr reports 0.0.0.0 until the address is assigned.
 	if out.IPv4 == "0.0.0.0" {
 		out.IPv4 = ""
@@ -219,3 +223,21 @@ func vultrInstance(in *govultr.Instance) Instance {
 // ChoosesRootPassword reports that Vultr, not hangar, picks the root password (it is
 // only in the create response), so a server found again by label has an unknown one.
 func (v *Vultr) ChoosesRootPassword() bool { return true }
+
+// PowerOff halts the instance (POST /v2/instances/{id}/halt).
+func (v *Vultr) PowerOff(ctx context.Context, id string) error {
+	cctx, x := withExchange(ctx)
+	if err := v.client.Instance.Halt(cctx, id); err != nil {
+		return classify(ctx, v.Name(), "power_off", x, err, v.red)
+	}
+	return nil
+}
+
+// PowerOn starts a halted instance (POST /v2/instances/{id}/start).
+func (v *Vultr) PowerOn(ctx context.Context, id string) error {
+	cctx, x := withExchange(ctx)
+	if err := v.client.Instance.Start(cctx, id); err != nil {
+		return classify(ctx, v.Name(), "power_on", x, err, v.red)
+	}
+	return nil
+}

@@ -89,6 +89,21 @@ func (s *Store[K, I]) Remove(id K) (I, bool) {
 	return in, ok
 }
 
+// Change replaces the instance with this id by what change makes of a copy of it, and
+// reports whether it was there; change runs under the Store's lock and must not call it.
+func (s *Store[K, I]) Change(id K, change func(I) I) bool {
+	s.mu.Lock()
+	in, ok := s.held[id]
+	if ok {
+		s.held[id] = s.clone(change(s.clone(in)))
+	}
+	s.mu.Unlock()
+	if ok {
+		s.changed()
+	}
+	return ok
+}
+
 // Select returns the instances match accepts (all, if match is nil), in id order.
 func (s *Store[K, I]) Select(match func(I) bool) []I {
 	s.mu.Lock()

@@ -24,6 +24,8 @@ type Instance struct {
 	Created time.Time
 	// AuthorizedKeys are the public keys the create installed for root.
 	AuthorizedKeys []string
+	// Off is set by a shutdown and cleared by a boot: the API shows it "offline".
+	Off bool
 }
 
 func (in Instance) clone() Instance {
@@ -91,10 +93,12 @@ func New(token string, opts ...fakeapi.Option) *Server {
 		Instance.clone,
 	), opts...)}
 	s.Serve(map[string]http.HandlerFunc{
-		"POST /v4/linode/instances":        s.create,
-		"GET /v4/linode/instances":         s.list,
-		"GET /v4/linode/instances/{id}":    s.get,
-		"DELETE /v4/linode/instances/{id}": s.delete,
+		"POST /v4/linode/instances":               s.create,
+		"GET /v4/linode/instances":                s.list,
+		"GET /v4/linode/instances/{id}":           s.get,
+		"DELETE /v4/linode/instances/{id}":        s.delete,
+		"POST /v4/linode/instances/{id}/shutdown": s.power(true),
+		"POST /v4/linode/instances/{id}/boot":     s.power(false),
 	})
 	return s
 }
@@ -198,8 +202,11 @@ func newInstance(label, region, plan, image string, tags []string, created time.
 // render is the instance as the API shows it.
 func (s *Server) render(in Instance) map[string]any {
 	status := "running"
-	if s.Settings.Booting(in.Created) {
+	switch {
+	case s.Settings.Booting(in.Created):
 		status = "provisioning"
+	case in.Off:
+		status = "offline"
 	}
 	created := in.Created.UTC().Format("2006-01-02T15:04:05")
 	tags := in.Tags
@@ -296,4 +303,17 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fakeapi.WriteJSON(w, http.StatusOK, map[string]any{})
+}
+
+// power answers a shutdown or a boot as Linode does: {} at once (the job runs in the
+// background), also when the instance is already in that state.
+func (s *Server) power(off bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.Atoi(r.PathValue("id"))
+		if !s.Store.Change(id, func(in Instance) Instance { in.Off = off; return in }) {
+			writeError(w, http.StatusNotFound, "", "Not found")
+			return
+		}
+		fakeapi.WriteJSON(w, http.StatusOK, map[string]any{})
+	}
 }

@@ -28,6 +28,8 @@ type Instance struct {
 	Created  time.Time
 	// SSHKeyIDs are the registered keys (see SSHKey) the create installed for root.
 	SSHKeyIDs []string
+	// Off is set by a halt and cleared by a start: the API shows power_status "stopped".
+	Off bool
 }
 
 func (in Instance) clone() Instance {
@@ -112,12 +114,14 @@ func New(apiKey string, opts ...fakeapi.Option) *Server {
 		s.oses[id] = true
 	}
 	s.Serve(map[string]http.HandlerFunc{
-		"POST /v2/instances":        s.create,
-		"GET /v2/instances":         s.list,
-		"GET /v2/instances/{id}":    s.get,
-		"DELETE /v2/instances/{id}": s.delete,
-		"POST /v2/ssh-keys":         s.createSSHKey,
-		"GET /v2/ssh-keys":          s.listSSHKeys,
+		"POST /v2/instances":            s.create,
+		"GET /v2/instances":             s.list,
+		"GET /v2/instances/{id}":        s.get,
+		"DELETE /v2/instances/{id}":     s.delete,
+		"POST /v2/instances/{id}/halt":  s.power(true),
+		"POST /v2/instances/{id}/start": s.power(false),
+		"POST /v2/ssh-keys":             s.createSSHKey,
+		"GET /v2/ssh-keys":              s.listSSHKeys,
 	})
 	return s
 }
@@ -272,6 +276,8 @@ func (s *Server) render(in Instance) map[string]any {
 	status, power, server, ip := "active", "running", "ok", in.IPv4
 	if s.Settings.Booting(in.Created) {
 		status, power, server, ip = "pending", "stopped", "installingbooting", "0.0.0.0"
+	} else if in.Off {
+		power = "stopped"
 	}
 	tags := in.Tags
 	if tags == nil {
@@ -364,4 +370,16 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// power answers a halt or a start as Vultr does: 204 with no body, also when the
+// instance is already in that state.
+func (s *Server) power(off bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.Store.Change(r.PathValue("id"), func(in Instance) Instance { in.Off = off; return in }) {
+			writeError(w, http.StatusNotFound, "Invalid instance-id.")
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
