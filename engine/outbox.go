@@ -408,13 +408,14 @@ func (o *outboxSender) commitDone() {
 	} else if o.d.password != nil {
 		// Durably sent (or finally refused): the password's /password window starts,
 		// after which it and its key are destroyed.
-		now := o.d.cfg.Clock.Now()
+		var ids []int64
 		for _, f := range o.done {
 			if f.Message.SecretOrderID != 0 {
-				if err := o.d.password.Done(f.Message.SecretOrderID, now); err != nil {
-					o.d.cfg.Logger.Error("outbox: could not start a password's window", "order", f.Message.SecretOrderID, "err", err)
-				}
+				ids = append(ids, f.Message.SecretOrderID)
 			}
+		}
+		if err := o.d.password.Done(ids, o.d.cfg.Clock.Now()); err != nil {
+			o.d.cfg.Logger.Error("outbox: could not start the passwords' windows", "orders", ids, "err", err)
 		}
 	}
 	if o.d.feed != nil {

@@ -56,8 +56,9 @@ type PasswordSource interface {
 	Issue(o store.Order) (string, error)
 	// Reveal returns it for the message that carries it; ok is false once destroyed.
 	Reveal(orderID int64) (pw string, ok bool, err error)
-	// Done records that the message carrying it was sent, or finally refused, at t.
-	Done(orderID int64, t time.Time) error
+	// Done records that the messages carrying these orders' passwords were sent, or
+	// finally refused, at t.
+	Done(orderIDs []int64, t time.Time) error
 	// Sweep destroys what is no longer needed: passwords done more than window ago or
 	// whose order is no longer live, and every key no kept password was sealed with.
 	Sweep(now time.Time, window time.Duration, live func(orderID int64) bool) error
@@ -71,7 +72,7 @@ func (d derivedPasswords) Issue(o store.Order) (string, error) { return d.derive
 func (d derivedPasswords) Reveal(id int64) (string, bool, error) {
 	return d.derive(id), true, nil
 }
-func (derivedPasswords) Done(int64, time.Time) error                            { return nil }
+func (derivedPasswords) Done([]int64, time.Time) error                          { return nil }
 func (derivedPasswords) Sweep(time.Time, time.Duration, func(int64) bool) error { return nil }
 
 // passwords is the engine's password source: Config.Passwords, else the deriver.
@@ -88,6 +89,8 @@ type VaultStore interface {
 	GetSealedPassword(orderID int64) (store.SealedPassword, error)
 	DeleteSealedPassword(orderID int64) error
 	SealedPasswords() ([]store.SealedPassword, error)
+	MarkSealedPasswordsDone(orderIDs []int64, t time.Time) error
+	DeleteSealedPasswords(orderIDs []int64) error
 	GetOrder(id int64) (store.Order, error)
 }
 
@@ -108,8 +111,12 @@ type Vault struct {
 	legacy       func(orderID int64) string
 	legacyBefore time.Time
 
+	// mu guards the keys. It is not held across store writes, so that many orders'
+	// passwords share the store's group commits; pending counts the passwords sealed
+	// with a key and not yet stored, which a sweep must not delete the key under.
 	mu        sync.Mutex
 	keys      map[uint64][]byte
+	pending   map[uint64]int
 	current   uint64
 	currentAt time.Time
 }
@@ -121,7 +128,7 @@ func OpenVault(dir string, st VaultStore, legacyKey []byte) (*Vault, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("vault: %w", err)
 	}
-	v := &Vault{dir: dir, st: st, keys: map[uint64][]byte{}}
+	v := &Vault{dir: dir, st: st, keys: map[uint64][]byte{}, pending: map[uint64]int{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("vault: %w", err)
@@ -166,19 +173,30 @@ func (v *Vault) Issue(o store.Order) (string, error) {
 	if v.isLegacy(o) {
 		return v.legacy(o.ID), nil
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if pw, ok, err := v.reveal(o.ID); err != nil || ok {
+	// One attempt of an order runs at a time, so two Issues never race for one order.
+	if pw, ok, err := v.Reveal(o.ID); err != nil || ok {
 		return pw, err
 	}
 	pw, err := randomPassword()
 	if err != nil {
 		return "", err
 	}
+	v.mu.Lock()
 	epoch, key, err := v.currentKey()
+	if err == nil {
+		v.pending[epoch]++
+	}
+	v.mu.Unlock()
 	if err != nil {
 		return "", err
 	}
+	defer func() {
+		v.mu.Lock()
+		if v.pending[epoch]--; v.pending[epoch] <= 0 {
+			delete(v.pending, epoch)
+		}
+		v.mu.Unlock()
+	}()
 	sealed, err := seal(key, o.ID, pw)
 	if err != nil {
 		return "", err
@@ -195,8 +213,6 @@ func (v *Vault) isLegacy(o store.Order) bool {
 
 // Reveal opens the order's kept password.
 func (v *Vault) Reveal(orderID int64) (string, bool, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	pw, ok, err := v.reveal(orderID)
 	if !ok && err == nil && v.legacy != nil {
 		// An order from before the vault: its password is derived, not kept.
@@ -215,7 +231,9 @@ func (v *Vault) reveal(orderID int64) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
+	v.mu.Lock()
 	key, ok := v.keys[p.Epoch]
+	v.mu.Unlock()
 	if !ok {
 		return "", false, nil // its key is gone: as good as destroyed
 	}
@@ -226,19 +244,9 @@ func (v *Vault) reveal(orderID int64) (string, bool, error) {
 	return pw, true, nil
 }
 
-// Done starts the order's /password window; the first call counts.
-func (v *Vault) Done(orderID int64, t time.Time) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	p, err := v.st.GetSealedPassword(orderID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil || !p.DoneAt.IsZero() {
-		return err
-	}
-	p.DoneAt = t
-	return v.st.PutSealedPassword(p)
+// Done starts the orders' /password windows, in one commit; the first call counts.
+func (v *Vault) Done(orderIDs []int64, t time.Time) error {
+	return v.st.MarkSealedPasswordsDone(orderIDs, t)
 }
 
 // Sweep deletes the passwords no longer needed, then every key none of the rest needs.
@@ -250,17 +258,19 @@ func (v *Vault) Sweep(now time.Time, window time.Duration, live func(orderID int
 		return err
 	}
 	needed := map[uint64]bool{}
+	var gone []int64
 	for _, p := range all {
 		if (!p.DoneAt.IsZero() && now.Sub(p.DoneAt) >= window) || !live(p.OrderID) {
-			if err := v.st.DeleteSealedPassword(p.OrderID); err != nil {
-				return err
-			}
+			gone = append(gone, p.OrderID)
 			continue
 		}
 		needed[p.Epoch] = true
 	}
+	if err := v.st.DeleteSealedPasswords(gone); err != nil {
+		return err
+	}
 	for epoch := range v.keys {
-		if needed[epoch] {
+		if needed[epoch] || v.pending[epoch] > 0 {
 			continue
 		}
 		if err := os.Remove(filepath.Join(v.dir, keyName(epoch))); err != nil && !errors.Is(err, os.ErrNotExist) {

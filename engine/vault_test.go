@@ -149,7 +149,7 @@ func TestVaultKeepsOnePasswordPerOrderUntilSwept(t *testing.T) {
 		t.Fatalf("after a restart Reveal = %q, %v, %v; want %q", pw, ok, err, first)
 	}
 	// Sent long ago: the sweep destroys it, and its key.
-	if err := v2.Done(8, time.Now().Add(-time.Hour)); err != nil {
+	if err := v2.Done([]int64{8}, time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if err := v2.Sweep(time.Now(), 15*time.Minute, func(int64) bool { return true }); err != nil {

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // SealedPassword is an order's root password, encrypted with a key that is not in the
 // store (see engine.Vault): kept only until the message carrying it was sent and the
@@ -47,3 +50,46 @@ func (s *Store) SealedPasswords() ([]SealedPassword, error) {
 }
 
 func sealedPasswordKey(orderID int64) []byte { return u64Key(prefixSealedPassword, uint64(orderID)) }
+
+// MarkSealedPasswordsDone records, in one commit, that the messages carrying these
+// orders' passwords went out at t; a password already marked keeps its first time.
+func (s *Store) MarkSealedPasswordsDone(orderIDs []int64, t time.Time) error {
+	if len(orderIDs) == 0 {
+		return nil
+	}
+	return s.update(func(txn *tx) error {
+		for _, id := range orderIDs {
+			var p SealedPassword
+			err := getRecord(txn, sealedPasswordKey(id), &p)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if !p.DoneAt.IsZero() {
+				continue
+			}
+			p.DoneAt = t
+			if err := putRecord(txn, sealedPasswordKey(id), p, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteSealedPasswords forgets many sealed passwords in one commit.
+func (s *Store) DeleteSealedPasswords(orderIDs []int64) error {
+	if len(orderIDs) == 0 {
+		return nil
+	}
+	return s.update(func(txn *tx) error {
+		for _, id := range orderIDs {
+			if err := txn.Delete(sealedPasswordKey(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
