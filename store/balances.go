@@ -29,6 +29,9 @@ const (
 	LedgerCapture = "capture"
 	LedgerRelease = "release"
 	LedgerRefund  = "refund"
+	// LedgerRenewal pays one more billing period of an order from the available
+	// balance (issue 17); its note names the period.
+	LedgerRenewal = "renewal"
 )
 
 // LedgerEntry records one movement of money.
@@ -55,16 +58,27 @@ func getBalance(txn *tx, user int64) (Balance, error) {
 
 // moveMoney applies one ledger movement inside txn.
 func (s *Store) moveMoney(txn *tx, user int64, kind string, amount, orderID int64, now time.Time) error {
+	_, err := s.moveMoneyNoted(txn, user, kind, amount, orderID, now, "")
+	return err
+}
+
+// moveMoneyNoted is moveMoney with a note on the entry; it returns the entry's seq.
+func (s *Store) moveMoneyNoted(txn *tx, user int64, kind string, amount, orderID int64, now time.Time, note string) (uint64, error) {
 	b, err := getBalance(txn, user)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch kind {
 	case LedgerDeposit, LedgerRefund:
 		b.Available += amount
+	case LedgerRenewal:
+		if b.Available < amount {
+			return 0, ErrInsufficientFunds
+		}
+		b.Available -= amount
 	case LedgerHold:
 		if b.Available < amount {
-			return ErrInsufficientFunds
+			return 0, ErrInsufficientFunds
 		}
 		b.Available -= amount
 		b.Held += amount
@@ -75,16 +89,16 @@ func (s *Store) moveMoney(txn *tx, user int64, kind string, amount, orderID int6
 		b.Available += amount
 	}
 	if b.Held < 0 || b.Available < 0 {
-		return errors.New("store: ledger would go negative: refusing")
+		return 0, errors.New("store: ledger would go negative: refusing")
 	}
 	b.UpdatedAt = now
 	b.Seq++
 	if err := putRecord(txn, balanceKey(user), &b, 0); err != nil {
-		return err
+		return 0, err
 	}
-	return putRecord(txn, ledgerKey(user, b.Seq), &LedgerEntry{
+	return b.Seq, putRecord(txn, ledgerKey(user, b.Seq), &LedgerEntry{
 		Seq: b.Seq, UserID: user, Kind: kind, Amount: amount, OrderID: orderID,
-		Available: b.Available, Held: b.Held, At: now,
+		Available: b.Available, Held: b.Held, At: now, Note: note,
 	}, 0)
 }
 

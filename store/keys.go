@@ -48,6 +48,9 @@ const (
 	prefixTelegramUser  = "tguser:"    // tguser:{telegramUser:8 BE} → first seen, blocked at (8 BE unix ns each; 0: not blocked)
 	prefixBroadcast     = "bcast:"     // bcast:{id:8 BE} → Broadcast, the newest BroadcastCap kept
 	prefixBroadcastRcpt = "bcastrcpt:" // bcastrcpt:{id:8 BE}{chunk:8 BE} → up to recipientChunk user ids, 8 BE each; deleted when it ends
+	// billing (issue 17)
+	prefixRenewal = "renewal:" // renewal:{orderID:8 BE}{period:8 BE} → ledger seq: the period's renewal, written once
+	prefixOrderOp = "ordop:"   // ordop:{orderID:8 BE} → empty: orders with a provider operation queued (Billing.Op)
 	// operations (issue 16)
 	prefixAudit = "audit:" // audit:{seq:8 BE} → AuditEntry: every change made by a person, the newest AuditCap kept
 )

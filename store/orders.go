@@ -17,10 +17,13 @@ const (
 	OrderFailed       = "failed"
 	OrderCancelled    = "cancelled"
 	OrderTerminated   = "terminated"
+	// OrderSuspended is a server powered off for an unpaid period (issue 17): a
+	// top-up within the grace brings it back, the end of the grace deletes it.
+	OrderSuspended = "suspended"
 )
 
 // OrderStatuses lists every status, in lifecycle order.
-var OrderStatuses = []string{OrderPending, OrderProvisioning, OrderActive, OrderFailed, OrderCancelled, OrderTerminated}
+var OrderStatuses = []string{OrderPending, OrderProvisioning, OrderActive, OrderSuspended, OrderFailed, OrderCancelled, OrderTerminated}
 
 // Money states of an order: funds are held at acceptance, then captured once or
 // released once.
@@ -75,6 +78,7 @@ type Order struct {
 	// Terminating marks an active order whose server deletion was asked for and not yet
 	// confirmed by the provider; it is retried until it is.
 	Terminating bool `json:"terminating,omitempty"`
+	Billing
 }
 
 // WaitingRetry reports whether a pending order is waiting for a retry's due time.
@@ -83,7 +87,7 @@ func (o *Order) WaitingRetry() bool { return o.Status == OrderPending && o.Attem
 // Terminal reports whether the order will never run again by itself.
 func (o *Order) Terminal() bool {
 	switch o.Status {
-	case OrderActive, OrderFailed, OrderCancelled, OrderTerminated:
+	case OrderActive, OrderSuspended, OrderFailed, OrderCancelled, OrderTerminated:
 		return true
 	}
 	return false
@@ -297,6 +301,9 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 		}
 	}
 	if err := s.settleMoney(txn, o, now); err != nil {
+		return err
+	}
+	if err := s.settleBilling(txn, old, o, now); err != nil {
 		return err
 	}
 	return putRecord(txn, orderKey(o.ID), o, 0)

@@ -160,7 +160,7 @@ func (o *Order) AppendBinary(b []byte) ([]byte, error) {
 	}
 	b = appendTime(b, o.SettleUntil)
 	b = appendBool(b, o.Terminating)
-	return b, nil
+	return o.Billing.appendBinary(b), nil
 }
 
 func (o *Order) UnmarshalBinary(b []byte) error {
@@ -184,6 +184,7 @@ func (o *Order) UnmarshalBinary(b []byte) error {
 		}
 	}
 	o.SettleUntil, o.Terminating = r.time(), r.bool()
+	o.Billing.read(&r)
 	return r.err
 }
 

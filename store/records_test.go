@@ -25,6 +25,8 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 				{At: at.Add(2 * time.Second), Event: "retry", Status: OrderPending, Attempt: 1, Error: "timeout, 한국어 ok"},
 			},
 			SettleUntil: at.Add(90 * time.Second), Terminating: true,
+			Billing: Billing{PaidUntil: at.Add(720 * time.Hour), Period: 3, AutoRenewOff: true, GraceUntil: at.Add(792 * time.Hour),
+				Reminded: 2, Op: OpPowerOff, OpDue: at, OpAttempts: 1, PoweredOff: true},
 		},
 		&Order{ID: 1}, // zero times and no history stay zero and nil
 		&Balance{UserID: 9, Available: 1_000_000, Held: -1, UpdatedAt: at, Seq: 77},
