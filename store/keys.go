@@ -53,6 +53,11 @@ const (
 	prefixOrderOp = "ordop:"   // ordop:{orderID:8 BE} → empty: orders with a provider operation queued (Billing.Op)
 	// operations (issue 16)
 	prefixAudit = "audit:" // audit:{seq:8 BE} → AuditEntry: every change made by a person, the newest AuditCap kept
+	// Telegram Stars top-ups and the bot's languages (issue 17)
+	prefixInvoice    = "invoice:"    // invoice:{nonce} → Invoice sent by /topup and not yet paid, TTL InvoiceTTL
+	prefixPayment    = "payment:"    // payment:{telegram_payment_charge_id} → Payment: the key that makes a credit happen once
+	prefixPaymentSeq = "paymentseq:" // paymentseq:{seq:8 BE} → charge id: payments in the order they were credited
+	prefixLanguage   = "lang:"       // lang:{userID} → UserLanguage: /language choice and last client language_code
 )
 
 const (
@@ -119,3 +124,8 @@ func ledgerKey(user int64, seq uint64) []byte { return u64Key(ledgerPrefix(user)
 func orderRateKey(user int64) []byte { return strconv.AppendInt([]byte(prefixOrderRate), user, 10) }
 
 func quoteKey(nonce string) []byte { return []byte(prefixQuote + nonce) }
+
+func invoiceKey(nonce string) []byte    { return []byte(prefixInvoice + nonce) }
+func paymentKey(chargeID string) []byte { return []byte(prefixPayment + chargeID) }
+func paymentSeqKey(seq uint64) []byte   { return u64Key(prefixPaymentSeq, seq) }
+func languageKey(user int64) []byte     { return strconv.AppendInt([]byte(prefixLanguage), user, 10) }
