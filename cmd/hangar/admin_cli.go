@@ -66,7 +66,7 @@ func runDeposit(args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: hangar deposit --user ID --amount N [--addr HOST:PORT|URL]\n\nCredits a user's balance through the admin API.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -91,7 +91,7 @@ func runDLQ(args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: hangar dlq [flags] list | requeue [ORDER_ID] | purge\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -26,7 +26,7 @@ func runConsole(args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: hangar console [flags]\n\nAttaches the operations console to a running daemon. Flags win over the environment.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	if len(f.errs) > 0 {

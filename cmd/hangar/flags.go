@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -16,9 +17,80 @@ type envFlags struct {
 	errs []error
 }
 
+// knownEnv holds every HANGAR_* variable some command reads, so that serve can warn
+// about the ones nobody reads (a misspelt HANGAR_ADMIN_TOKNE is otherwise silently
+// ignored).
+var knownEnv = map[string]bool{
+	"HANGAR_CONSOLE_ADDR": true, // the admin commands' daemon address
+	"HANGAR_DOMAIN":       true, // deploy/compose.yaml and the Caddyfile
+}
+
 func (e *envFlags) env(name string) (string, bool) {
+	knownEnv[name] = true
 	v, ok := os.LookupEnv(name)
 	return v, ok && v != ""
+}
+
+// unknownEnv lists the HANGAR_* variables set in environ that no flag reads, each
+// with the known name it most resembles.
+func unknownEnv(environ []string) [][2]string {
+	var out [][2]string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "HANGAR_") || knownEnv[name] {
+			continue
+		}
+		best, bestD := "", 1<<30
+		for k := range knownEnv {
+			if d := editDistance(name, k); d < bestD || (d == bestD && k < best) {
+				best, bestD = k, d
+			}
+		}
+		if bestD > len(name)/3 {
+			best = ""
+		}
+		out = append(out, [2]string{name, best})
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// parseArgs parses args with fs. A request for help (-h, -help, --help) prints the
+// usage to stdout, so that `hangar serve --help | less` shows it, and returns
+// flag.ErrHelp; mistakes go to stderr with the usage.
+func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return flag.ErrHelp
+		}
+	}
+	fs.SetOutput(stderr)
+	return fs.Parse(args)
 }
 
 func (e *envFlags) usage(text, env string) string { return text + " (env " + env + ")" }
@@ -116,14 +188,28 @@ func (s *secretValue) Set(v string) error { *s = secretValue(v); return nil }
 
 type sizeValue int
 
-func (s *sizeValue) String() string { return strconv.Itoa(int(*s)) }
+func (s *sizeValue) String() string { return formatSize(int(*s)) }
+
+// formatSize writes n in the largest binary unit that divides it (1048576 → 1MiB), as
+// the flags are documented.
+func formatSize(n int) string {
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.mult == 0 {
+			return strconv.Itoa(n/u.mult) + u.suffix
+		}
+	}
+	return strconv.Itoa(n)
+}
 func (s *sizeValue) Set(v string) error {
 	n, err := parseSize(v)
 	*s = sizeValue(n)
 	return err
 }
 
-// parseSize reads "1MiB", "512KiB", "64kB", "1048576".
+// parseSize reads "1MiB", "512KiB", "64kB", "1048576", "0".
 func parseSize(v string) (int, error) {
 	v = strings.TrimSpace(v)
 	units := []struct {
@@ -138,7 +224,7 @@ func parseSize(v string) (int, error) {
 		}
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
+	if err != nil || n < 0 {
 		return 0, fmt.Errorf("not a size such as 1MiB")
 	}
 	return n * mult, nil

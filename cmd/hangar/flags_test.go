@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,47 @@ func clearHangarEnv(t *testing.T) {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "HANGAR_") {
 			t.Setenv(k, "")
 		}
+	}
+}
+
+// `hangar serve --help | grep HANGAR_DATA_DIR` works: help goes to stdout, with sizes
+// in the units the README uses; every command's --help does the same.
+func TestHelpGoesToStdoutInHumanUnits(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--help"}, {"deposit", "--help"}, {"dlq", "--help"}, {"console", "--help"},
+		{"backup", "--help"}, {"restore", "--help"}, {"repair", "--help"}, {"telegram", "--help"},
+		{"version", "--help"}, {"health", "--help"},
+	} {
+		cmd := exec.Command(hangarBin, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("hangar %v: %v\n%s", args, err, stderr.String())
+			continue
+		}
+		if !strings.Contains(stdout.String(), "Usage") {
+			t.Errorf("hangar %v: no usage on stdout (stderr: %q)", args, stderr.String())
+		}
+	}
+	out, err := exec.Command(hangarBin, "serve", "--help").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"HANGAR_DATA_DIR", "(default 1MiB)", "(default 512MiB)", "(default 256MiB)"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+}
+
+// A misspelt HANGAR_* variable is named at start, with the setting it resembles.
+func TestUnknownEnvironmentVariablesAreNamed(t *testing.T) {
+	if _, err := parseServeFlagsTo(nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got := unknownEnv([]string{"HANGAR_ADMIN_TOKNE=x", "HANGAR_DATA_DIR=/d", "HANGAR_WHATEVER_THIS_IS=1", "PATH=/bin", "HANGAR_CONSOLE_ADDR=h:1"})
+	want := [][2]string{{"HANGAR_ADMIN_TOKNE", "HANGAR_ADMIN_TOKEN"}, {"HANGAR_WHATEVER_THIS_IS", ""}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("unknownEnv = %v, want %v", got, want)
 	}
 }

@@ -132,7 +132,7 @@ func runBackup(args []string) error {
 			"it began. Restore it with `hangar restore --data DIR FILE`.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -199,7 +199,7 @@ func runRestore(args []string) error {
 			"copy them yourself, or a new host key is generated.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	if dir == "" || fs.NArg() != 1 {
@@ -239,7 +239,7 @@ func runRepair(args []string) error {
 			"damage starts, and reports what was lost. Never run automatically.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	if dir == "" {

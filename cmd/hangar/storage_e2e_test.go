@@ -40,7 +40,7 @@ func userMoney(t *testing.T, url string, user int64) (available, ledgerSum int64
 	}
 	var out struct {
 		Balance struct{ Available int64 } `json:"balance"`
-		Ledger  []struct{ Amount int64 } `json:"ledger"`
+		Ledger  []struct{ Amount int64 }  `json:"ledger"`
 	}
 	if err := json.Unmarshal(r.Body, &out); err != nil {
 		t.Fatal(err)

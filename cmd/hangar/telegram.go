@@ -57,7 +57,7 @@ func runTelegram(args []string) error {
 	f.Secret(&secret, "webhook-secret", "HANGAR_WEBHOOK_SECRET", "the secret token Telegram sends with every update")
 	fs.StringVar(&hook, "url", "", "setup: the public HTTPS URL of hangar's /webhook")
 	fs.BoolVar(&dropPending, "drop-pending", false, "discard the updates waiting at Telegram")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseArgs(fs, args[1:], os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	if len(f.errs) > 0 {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangarhq/hangar/internal/hangartest"
 	telegramfake "github.com/hangarhq/hangar/internal/fakes/telegram"
+	"github.com/hangarhq/hangar/internal/hangartest"
 )
 
 func telegramEnv(fake *telegramfake.Server) []string {

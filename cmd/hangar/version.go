@@ -48,7 +48,7 @@ func buildInfo() string {
 func runVersion(args []string) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(os.Stdout)
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	fmt.Print(buildInfo())
@@ -69,7 +69,7 @@ func runHealth(args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: hangar health [--http ADDR]\n\nExits 0 if the daemon's /health answers ok, 1 otherwise.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
 		return err
 	}
 	if len(f.errs) > 0 {
