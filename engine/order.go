@@ -165,6 +165,22 @@ func (a *orderActor) settle(c *actor.Context, o store.Order) (attemptFinished, b
 	return attemptFinished{id: a.id, outcome: outcomeRetry, order: waiting}, true
 }
 
+// createUnanswered is a create that got no answer (a timeout, a lost connection): the
+// provider may have made, or still be making, the server.
+type createUnanswered struct{ err error }
+
+func (e *createUnanswered) Error() string { return e.err.Error() }
+func (e *createUnanswered) Unwrap() error { return e.err }
+
+// unanswered reports a provider call that ended without the provider's answer.
+func unanswered(err error) bool {
+	var ce *cloud.Error
+	if errors.As(err, &ce) {
+		return ce.Status == 0 && ce.Retryable
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
 // providerSettle is how long p may still be finishing a create whose caller went away;
 // a provider that does not say gets none.
 func providerSettle(p Provider) time.Duration {
@@ -256,6 +272,9 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 		}
 		inst, err = prov.Create(ctx, req)
 		if err != nil {
+			if unanswered(err) {
+				return cloud.Instance{}, "", &createUnanswered{err: err}
+			}
 			return cloud.Instance{}, "", err
 		}
 		password = inst.RootPassword // set only by providers that choose it (Vultr)
@@ -317,12 +336,27 @@ func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptF
 	permanent := errors.As(cause, &perm) || cloud.IsPermanent(cause)
 	if !permanent && o.Attempts <= a.d.cfg.Queue.MaxRetries {
 		due := now.Add(a.d.cfg.Queue.Retry.Delay(o.Attempts))
+		// A create that got no answer may still be making the server: the retry waits
+		// for the provider's settle time and then keeps one of what it finds.
+		var settleUntil time.Time
+		var cu *createUnanswered
+		if errors.As(cause, &cu) {
+			if d := providerSettle(a.d.providers[o.Provider]); d > 0 {
+				settleUntil = now.Add(d)
+				if settleUntil.After(due) {
+					due = settleUntil
+				}
+			}
+		}
 		waiting, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
 			if o.Status != store.OrderProvisioning {
 				return errSkip
 			}
 			o.Status = store.OrderPending
 			o.DueAt, o.QueuedAt = due, due
+			if !settleUntil.IsZero() {
+				o.SettleUntil = settleUntil
+			}
 			o.LastError = reason
 			o.Record(now, "retry_scheduled", reason)
 			return nil

@@ -31,7 +31,7 @@ type recEnv struct {
 	logs *hangartest.SyncBuffer
 }
 
-func startRec(t *testing.T, dir string, fake *vultrfake.Server, settle time.Duration, rc engine.ReconcileConfig) *recEnv {
+func startRec(t *testing.T, dir string, fake *vultrfake.Server, settle time.Duration, rc engine.ReconcileConfig, tune ...func(*engine.Config)) *recEnv {
 	t.Helper()
 	logs := &hangartest.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(io.MultiWriter(logs), &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -45,10 +45,14 @@ func startRec(t *testing.T, dir string, fake *vultrfake.Server, settle time.Dura
 	}
 	prov.SetSettle(settle)
 	reg := prometheus.NewRegistry()
-	eng, err := engine.New(engine.Config{Logger: log, Registry: reg, Providers: map[string]engine.Provider{"vultr": prov},
+	cfg := engine.Config{Logger: log, Registry: reg, Providers: map[string]engine.Provider{"vultr": prov},
 		Queue:     engine.QueueConfig{Tick: 5 * time.Millisecond, PollInterval: 10 * time.Millisecond, Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
 		Reconcile: rc, AdminChatID: 999,
-	}, st, telegram.Off{})
+	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	eng, err := engine.New(cfg, st, telegram.Off{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +247,26 @@ func TestRefusedTerminationIsRetriedUntilConfirmed(t *testing.T) {
 	}
 	if left := labelled(fake, engine.InstanceLabel(o.ID)); len(left) != 0 {
 		t.Fatalf("server %s still exists at the provider: %+v", active.InstanceID, left)
+	}
+}
+
+// A create that times out may still be making the server: the retry waits for the
+// provider's settle time and finds it, instead of creating again at once (which, with
+// a create slower than the timeout, would make a server per attempt).
+func TestTimedOutCreateIsNotRepeatedBeforeTheSettle(t *testing.T) {
+	fake := vultrfake.New(vultrKey, fakeapi.WithCreateDelay(500*time.Millisecond), fakeapi.WithDuplicateLabels())
+	defer fake.Close()
+	env := startRec(t, t.TempDir(), fake, time.Second, engine.ReconcileConfig{Every: -1}, func(c *engine.Config) {
+		c.Queue.ProvisionTimeout = 250 * time.Millisecond
+		c.Queue.MaxRetries = 5
+	})
+	o := env.order(t, 42)
+	done := env.waitStatus(t, o.ID, store.OrderActive)
+	servers := labelled(fake, engine.InstanceLabel(o.ID))
+	if len(servers) != 1 || servers[0].ID != done.InstanceID {
+		t.Fatalf("order %d has servers %+v, want exactly its own %s", o.ID, servers, done.InstanceID)
+	}
+	if n := countCreates(fake); n != 1 {
+		t.Fatalf("%d creates reached the provider, want 1", n)
 	}
 }
