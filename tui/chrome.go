@@ -28,7 +28,12 @@ func (m *Model) header() string {
 	for i, v := range m.views {
 		names[i] = v.Title()
 	}
-	line := components.Tabs(st, "hangar", names, m.active, m.c.Width)
+	// A viewer's console says so on every screen, before the tabs get the width.
+	var role string
+	if m.c.ReadOnly() {
+		role = st.Warn.Render(" viewer: read-only")
+	}
+	line := components.Tabs(st, "hangar", names, m.active, m.c.Width-lipgloss.Width(role)) + role
 	if m.dropped > 0 {
 		if skipped := st.Muted.Render(fmt.Sprintf("  (%d events skipped)", m.dropped)); lipgloss.Width(line+skipped) <= m.c.Width {
 			line += skipped

@@ -14,6 +14,11 @@ type (
 		events []api.Event
 		closed bool
 	}
+	// whoamiMsg answers GET /admin/whoami: the console's role.
+	whoamiMsg struct {
+		who api.Whoami
+		err error
+	}
 	frameMsg struct{}
 	pollMsg  struct{}
 )

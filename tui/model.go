@@ -36,6 +36,9 @@ type Options struct {
 	Frame time.Duration
 	// Width and Height are the size before the first tea.WindowSizeMsg.
 	Width, Height int
+	// Role is the console's role when the caller already knows it (the SSH server,
+	// from the key); the daemon's GET /admin/whoami has the last word.
+	Role string
 }
 
 type connState int
@@ -73,6 +76,9 @@ type Model struct {
 	notice      bool // status is a noticeMsg: it goes at the next key
 	help        help.Model
 	spinning    bool
+
+	// roleKnown is set once the daemon has said the console's role.
+	roleKnown bool
 
 	dirty bool
 	frame string
@@ -112,7 +118,7 @@ func New(o Options) *Model {
 		o.Height = 30
 	}
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(st.Title))
-	c := &common.Common{Ctx: ctx, D: o.Daemon, St: st, Km: km, Now: o.Now, Spin: &sp}
+	c := &common.Common{Ctx: ctx, D: o.Daemon, St: st, Km: km, Now: o.Now, Spin: &sp, Role: o.Role}
 	fi := textinput.New()
 	fi.Prompt = "/"
 	fi.Placeholder = "filter"
@@ -135,7 +141,7 @@ func New(o Options) *Model {
 	}
 	m.views = []common.View{
 		pages.NewOverview(c), pages.NewOrders(c), pages.NewDeadLetters(c), pages.NewRateLimits(c), pages.NewBlog(c), pages.NewOutbox(c),
-		pages.NewUser(c), pages.NewModeration(c), pages.NewLogs(c), pages.NewReconcile(c),
+		pages.NewUser(c), pages.NewModeration(c), pages.NewLogs(c), pages.NewReconcile(c), pages.NewAudit(c),
 	}
 	m.resize(o.Width, o.Height)
 	m.render()
@@ -201,6 +207,9 @@ func (m *Model) pollAll() tea.Cmd {
 	cmds := []tea.Cmd{m.fetchQueue()}
 	if m.c.Currency == "" {
 		cmds = append(cmds, m.fetchPlans())
+	}
+	if !m.roleKnown {
+		cmds = append(cmds, m.fetchWhoami())
 	}
 	for _, v := range m.views {
 		cmds = append(cmds, v.Refresh())
@@ -278,7 +287,21 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			cmds = append(cmds, waitEvents(m.feed))
 		}
+	case whoamiMsg:
+		if msg.err == nil && msg.who.Role != "" {
+			m.c.Role, m.roleKnown = msg.who.Role, true
+			m.dirty = true
+		}
+		return m, nil
 	case common.ConfirmMsg:
+		if m.c.ReadOnly() {
+			// Every action asks first, so refusing here refuses them all, before any
+			// request is sent.
+			m.status, m.statusErr, m.notice = "✗ read-only: this console is a viewer's, so nothing was sent ("+
+				strings.TrimSuffix(msg.Prompt, "?")+")", true, true
+			m.render()
+			return m, nil
+		}
 		m.confirm = &msg
 		m.render()
 		return m, nil
@@ -504,4 +527,12 @@ func (m *Model) render() {
 	}
 	parts = append(parts, body, m.footer())
 	m.frame = lipgloss.NewStyle().MaxWidth(m.c.Width).MaxHeight(m.c.Height).Render(strings.Join(parts, "\n"))
+}
+
+func (m *Model) fetchWhoami() tea.Cmd {
+	d, ctx := m.c.D, m.c.Ctx
+	return func() tea.Msg {
+		who, err := d.Whoami(ctx)
+		return whoamiMsg{who: who, err: err}
+	}
 }

@@ -128,7 +128,7 @@ func TestSwitchViews(t *testing.T) {
 		want string
 	}{
 		{"tab to orders", []string{"tab"}, "status all"},
-		{"shift+tab wraps to the reconciler", []string{"shift+tab"}, "60123457"},
+		{"shift+tab wraps to the audit log", []string{"shift+tab"}, "refused: viewer"},
 		{"2 orders", []string{"2"}, "sort newest"},
 		{"3 dead letters", []string{"3"}, "3 dead letters"},
 		{"4 rate limits", []string{"4"}, "limit 30 per 60s"},

@@ -29,6 +29,8 @@ type Client struct {
 	idleTimeout    time.Duration
 	buffer         int
 	now            func() time.Time
+	// role and actor are sent on every request (see WithIdentity).
+	role, actor string
 }
 
 // Option adjusts a Client; the defaults suit a console on a healthy network.
@@ -273,6 +275,12 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
+	if c.role != "" {
+		req.Header.Set("X-Hangar-Role", c.role)
+	}
+	if c.actor != "" {
+		req.Header.Set("X-Hangar-Actor", c.actor)
+	}
 	return req, nil
 }
 

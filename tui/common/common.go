@@ -56,7 +56,16 @@ type Daemon interface {
 	// deletes what the daemon is allowed to delete, and answers the new findings.
 	Reconcile(ctx context.Context) (api.ReconcileReport, error)
 	RunReconcile(ctx context.Context) (api.ReconcileReport, error)
-	// Events follows the live feed until ctx ends, reconnecting by itself; it reports
+	// Whoami is the console's role ("operator" or "viewer") and the name the audit log
+	// records it by; a viewer's console refuses every action before sending it.
+	Whoami(ctx context.Context) (api.Whoami, error)
+	// PauseQueue and ResumeQueue stop and restart the daemon starting provisioning
+	// attempts; orders are accepted either way.
+	PauseQueue(ctx context.Context) (api.QueuePause, error)
+	ResumeQueue(ctx context.Context) (api.QueuePause, error)
+	// Audit is the audit log newest first, below entry before (0: the newest).
+	Audit(ctx context.Context, limit int, before uint64) (api.AuditPage, error)
+		// Events follows the live feed until ctx ends, reconnecting by itself; it reports
 	// the stream's health as api.EventConn items and closes the channel at the end.
 	Events(ctx context.Context) (<-chan api.Event, error)
 }
@@ -71,7 +80,9 @@ type Common struct {
 	Spin *spinner.Model
 	// Currency is the catalogue's, for every amount on screen; "" until it is read.
 	Currency string
-	// Down is set while the banner is up: pages say they wait instead of spinning.
+	// Role is the console's role as the daemon knows it ("" until it says).
+	Role string
+		// Down is set while the banner is up: pages say they wait instead of spinning.
 	Down   bool
 	Width  int
 	Height int
@@ -103,6 +114,12 @@ func (c *Common) LoadingLine(what string) string {
 	}
 	return c.Spin.View() + " loading " + what + "…"
 }
+
+// ReadOnly reports a viewer's console: it changes nothing.
+func (c *Common) ReadOnly() bool { return c.Role == RoleViewer }
+
+// RoleViewer is the role that sees everything and changes nothing.
+const RoleViewer = "viewer"
 
 // Capturer is a page that is reading typed text (a user id, an amount): while it
 // captures, every key but ctrl+c goes to it, digits and q included.

@@ -10,7 +10,7 @@ import (
 )
 
 // Tabs draws the tab bar in width cells. Every tab keeps its number, the key that
-// jumps to it (0 for the tenth). While the bar is too wide, the longest inactive name of several words
+// jumps to it (0 for the tenth); tabs past the tenth have none and keep their name. While the bar is too wide, the longest inactive name of several words
 // shortens to its first word, then inactive names give way to their numbers alone from
 // the last; the active tab is always named in full. Nothing is cut inside a word.
 func Tabs(st styles.Styles, title string, names []string, active, width int) string {
@@ -22,7 +22,10 @@ func Tabs(st styles.Styles, title string, names []string, active, width int) str
 		parts := []string{st.Title.Render(title)}
 		for i, l := range labels {
 			label := strconv.Itoa((i + 1) % 10) // the tenth tab is 0, its key
-			if l != "" {
+			switch {
+			case i >= 10:
+				label = l // no digit left to jump to it: tab and shift+tab reach it
+			case l != "":
 				label += " " + l
 			}
 			if i == active {
@@ -56,7 +59,7 @@ func shorten(labels []string, active int) bool {
 		labels[longest] = strings.Fields(labels[longest])[0]
 		return true
 	}
-	for i := len(labels) - 1; i >= 0; i-- {
+	for i := min(len(labels), 10) - 1; i >= 0; i-- {
 		if i != active && labels[i] != "" {
 			labels[i] = ""
 			return true

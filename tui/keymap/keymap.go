@@ -32,6 +32,7 @@ type KeyMap struct {
 	Map        key.Binding
 	Level      key.Binding
 	Reconcile  key.Binding
+	Pause      key.Binding // pauses or resumes provisioning, confirmed
 	Yes        key.Binding
 	No         key.Binding
 }
@@ -67,6 +68,7 @@ func DefaultKeyMap() KeyMap {
 		Map:        key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "visitor map")),
 		Level:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "level")),
 		Reconcile:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run now")),
+		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause/resume")),
 		Yes:        key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "confirm")),
 		No:         key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "cancel")),
 	}

@@ -189,6 +189,9 @@ func (v *moderation) HandleKey(msg tea.KeyMsg) tea.Cmd {
 		if q.Read {
 			return common.Notice(false, "inquiry #%d is already read", q.ID)
 		}
+		if v.c.ReadOnly() {
+			return common.Notice(true, "read-only: this console is a viewer's, so inquiry #%d was not marked", q.ID)
+		}
 		// Marking read changes nothing a reader sees: no question, but the status line
 		// names the inquiry marked.
 		id := q.ID

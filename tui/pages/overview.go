@@ -41,14 +41,35 @@ type overview struct {
 
 func NewOverview(c *common.Common) *overview { return &overview{c: c} }
 
-func (v *overview) Title() string                { return "overview" }
-func (v *overview) Refresh() tea.Cmd             { return nil } // the root's queue poll feeds it
-func (v *overview) SetSize(w, h int)             { v.w, v.h = w, h }
-func (v *overview) Filter() string               { return v.filt }
-func (v *overview) SetFilter(s string)           { v.filt = s }
-func (v *overview) Modal() bool                  { return false }
-func (v *overview) HandleKey(tea.KeyMsg) tea.Cmd { return nil }
-func (v *overview) Keys() []key.Binding          { return nil }
+func (v *overview) Title() string       { return "overview" }
+func (v *overview) Refresh() tea.Cmd    { return nil } // the root's queue poll feeds it
+func (v *overview) SetSize(w, h int)    { v.w, v.h = w, h }
+func (v *overview) Filter() string      { return v.filt }
+func (v *overview) SetFilter(s string)  { v.filt = s }
+func (v *overview) Modal() bool         { return false }
+func (v *overview) Keys() []key.Binding { return []key.Binding{v.c.Km.Pause} }
+
+// HandleKey pauses or resumes provisioning. The question says which, and what it
+// does to the orders, since the key does the opposite of what it did last time.
+func (v *overview) HandleKey(msg tea.KeyMsg) tea.Cmd {
+	if !key.Matches(msg, v.c.Km.Pause) {
+		return nil
+	}
+	if v.stats == nil {
+		return common.Notice(true, "the queue has not been read yet")
+	}
+	d, ctx := v.c.D, v.c.Ctx
+	if v.stats.Paused {
+		return common.AskConfirm(fmt.Sprintf("Resume provisioning? The %d orders waiting start now.", v.stats.Depth), func() tea.Msg {
+			_, err := d.ResumeQueue(ctx)
+			return common.ActionDoneMsg{Text: "provisioning resumed", Err: common.WrapAction(err, "resume provisioning")}
+		})
+	}
+	return common.AskConfirm("Pause provisioning? Orders are still taken, but none starts and no retry is spent until resumed.", func() tea.Msg {
+		_, err := d.PauseQueue(ctx)
+		return common.ActionDoneMsg{Text: "provisioning paused: orders wait until you resume it (p)", Err: common.WrapAction(err, "pause provisioning")}
+	})
+}
 
 func (v *overview) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -169,6 +190,11 @@ func (v *overview) Render() string {
 	if s.Disk != nil && s.Alarms.Disk {
 		// Above the cards: every write is refused until an operator frees space.
 		out = st.Alarm.Render(components.Truncate("DISK ALARM: writes refused — "+s.Disk.Refusing, v.w)) + "\n" + out
+	}
+	if s.Paused && s.PausedSince != nil {
+		since := *s.PausedSince
+		out = st.Warn.Render(components.Truncate(fmt.Sprintf("PAUSED since %s (%s ago): orders are taken and wait; p resumes",
+			since.UTC().Format("15:04 UTC"), components.HumanDuration(v.c.Now().Sub(since))), v.w)) + "\n" + out
 	}
 	line := fmt.Sprintf("snapshot %s · sparklines cover the last %s", s.At.UTC().Format("15:04:05"), components.HumanDuration(time.Duration(len(v.samples))*time.Second))
 	if s.Disk != nil && s.Disk.FreeBytes >= 0 {

@@ -16,4 +16,5 @@ var (
 	_ common.View       = (*moderation)(nil)
 	_ common.View       = (*logs)(nil)
 	_ common.View       = (*reconcile)(nil)
+	_ common.View       = (*audit)(nil)
 )

@@ -36,6 +36,8 @@ type Daemon struct {
 	Hits      []api.VisitorPoint
 	LogRecs   []api.LogRecord // oldest first, numbered from 1
 	Report    api.ReconcileReport
+	Who       api.Whoami       // what Whoami answers: an operator unless a test says otherwise
+	AuditLog  []api.AuditEntry // newest first
 	changed   chan string
 	fail      map[string]error         // method name -> error every call of it returns
 	gates     map[string]chan struct{} // method name -> closed when the call may answer

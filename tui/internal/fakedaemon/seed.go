@@ -43,6 +43,7 @@ func NewOrder(id, user int64, status string, attempts int, errMsg string) api.Or
 
 // Seed fills d with a small, fixed picture of a busy daemon.
 func Seed(d *Daemon) {
+	seedAudit(d)
 	d.Stats = api.QueueStats{
 		At: Now, Depth: 12, Pending: 10, WaitingRetry: 2, InFlight: 5, MaxConcurrency: 5,
 		Enqueued: 150, Started: 140, Retried: 30, Succeeded: 100, DeadLettered: 3, DeadLetters: 3,
