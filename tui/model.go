@@ -288,8 +288,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, waitEvents(m.feed))
 		}
 	case whoamiMsg:
+		// The daemon can lower the role it was started with, never raise it: a viewer's
+		// SSH key stays a viewer's whatever token its session uses.
 		if msg.err == nil && msg.who.Role != "" {
-			m.c.Role, m.roleKnown = msg.who.Role, true
+			if !m.c.ReadOnly() {
+				m.c.Role = msg.who.Role
+			}
+			m.roleKnown = true
 			m.dirty = true
 		}
 		return m, nil

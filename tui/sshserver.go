@@ -35,8 +35,14 @@ type SSHConfig struct {
 	// AuthorizedKeysPath lists the keys allowed in, OpenSSH format. It is re-read on
 	// every login, so adding or removing an operator needs no restart.
 	AuthorizedKeysPath string
+	// ViewerKeysPath lists keys allowed in as viewers: they see everything and change
+	// nothing. Re-read on every login too; a key in both files is a viewer.
+	ViewerKeysPath string
 	// Daemon returns the Daemon a new session talks to.
 	Daemon func() (Daemon, error)
+	// DaemonFor, when set, is used instead of Daemon: it gets the session's key, so the
+	// daemon can be told who acts and with which role.
+	DaemonFor func(Identity) (Daemon, error)
 	// Target names the daemon on the session's screen.
 	Target string
 	Logger *slog.Logger
@@ -53,6 +59,21 @@ type SSHConfig struct {
 	IdleTimeout time.Duration
 	// Registry receives the listener's connection counters (nil: not exported).
 	Registry prometheus.Registerer
+}
+
+// Identity is who an SSH session is: the key's role, fingerprint and comment.
+type Identity struct {
+	Role        string // "operator" or "viewer"
+	Fingerprint string // SHA256:...
+	Comment     string // the key's comment in the keys file, often user@host
+}
+
+// Actor names the person for the audit log: the fingerprint, then the comment.
+func (id Identity) Actor() string {
+	if id.Comment == "" {
+		return id.Fingerprint
+	}
+	return id.Fingerprint + " " + id.Comment
 }
 
 // ctxAuthenticated marks, in a connection's context, that its key was accepted.
@@ -78,7 +99,7 @@ type SSHServer struct {
 
 // NewSSHServer builds the server; Start binds it.
 func NewSSHServer(cfg SSHConfig) (*SSHServer, error) {
-	if cfg.Daemon == nil {
+	if cfg.Daemon == nil && cfg.DaemonFor == nil {
 		return nil, errors.New("tui: SSHConfig.Daemon is required")
 	}
 	if cfg.HostKeyPath == "" || cfg.AuthorizedKeysPath == "" {
@@ -116,29 +137,64 @@ func NewSSHServer(cfg SSHConfig) (*SSHServer, error) {
 	return s, nil
 }
 
-// authorize re-reads the authorized_keys file on every attempt; a missing or broken
+// authorize re-reads the keys files on every attempt; a missing or broken operators'
 // file refuses everyone rather than anyone.
 func (s *SSHServer) authorize(ctx ssh.Context, key ssh.PublicKey) bool {
+	if _, ok := s.identify(key); ok {
+		if authed, ok := ctx.Value(ctxAuthenticated{}).(*atomic.Bool); ok {
+			authed.Store(true)
+		}
+		return true
+	}
+	s.log.Info("ssh console: unknown key refused", "user", ctx.User(), "remote", ctx.RemoteAddr().String(), "fingerprint", gossh.FingerprintSHA256(key))
+	return false
+}
+
+// identify finds key in the viewers' file, then the operators': a key listed in both
+// is a viewer, so listing a key as a viewer is enough to take its power away.
+func (s *SSHServer) identify(key ssh.PublicKey) (Identity, bool) {
+	id := Identity{Fingerprint: gossh.FingerprintSHA256(key)}
+	if s.cfg.ViewerKeysPath != "" {
+		data, err := os.ReadFile(s.cfg.ViewerKeysPath)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("ssh console: cannot read viewer keys; no viewer gets in", "path", s.cfg.ViewerKeysPath, "err", err)
+		}
+		if comment, ok := findKey(data, key); ok {
+			id.Role, id.Comment = RoleViewer, comment
+			return id, true
+		}
+	}
 	data, err := os.ReadFile(s.cfg.AuthorizedKeysPath)
 	if err != nil {
 		s.log.Warn("ssh console: cannot read authorized keys; refusing", "path", s.cfg.AuthorizedKeysPath, "err", err)
-		return false
+		return id, false
 	}
+	if comment, ok := findKey(data, key); ok {
+		id.Role, id.Comment = RoleOperator, comment
+		return id, true
+	}
+	return id, false
+}
+
+// Roles of a console session.
+const (
+	RoleOperator = "operator"
+	RoleViewer   = "viewer"
+)
+
+// findKey looks for key in an authorized_keys file's contents, answering its comment.
+func findKey(data []byte, key ssh.PublicKey) (string, bool) {
 	for len(bytes.TrimSpace(data)) > 0 {
-		k, _, _, rest, err := gossh.ParseAuthorizedKey(data)
+		k, comment, _, rest, err := gossh.ParseAuthorizedKey(data)
 		if err != nil {
 			break
 		}
 		if ssh.KeysEqual(k, key) {
-			if authed, ok := ctx.Value(ctxAuthenticated{}).(*atomic.Bool); ok {
-				authed.Store(true)
-			}
-			return true
+			return comment, true
 		}
 		data = rest
 	}
-	s.log.Info("ssh console: unknown key refused", "user", ctx.User(), "remote", ctx.RemoteAddr().String(), "fingerprint", gossh.FingerprintSHA256(key))
-	return false
+	return "", false
 }
 
 // limitHandshake closes the connection unless a key is accepted within the handshake
@@ -162,7 +218,14 @@ func (s *SSHServer) limitHandshake(ctx ssh.Context, conn net.Conn) net.Conn {
 
 // session builds a fresh root model per session, with styles for that terminal.
 func (s *SSHServer) session(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
-	d, err := s.cfg.Daemon()
+	// The role comes from the key the session authenticated with, looked up again: the
+	// files may have changed since, and a key offered but not used proves nothing.
+	id, ok := s.identify(sess.PublicKey())
+	if !ok {
+		wish.Fatalln(sess, "hangar: your key is no longer listed")
+		return nil, nil
+	}
+	d, err := s.daemonFor(id)
 	if err != nil {
 		wish.Fatalln(sess, "hangar: the console cannot reach the daemon:", err)
 		return nil, nil
@@ -172,12 +235,19 @@ func (s *SSHServer) session(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
 	km := keymap.DefaultKeyMap()
 	o := Options{
 		Daemon: d, Context: sess.Context(), Target: s.cfg.Target,
-		Styles: &st, KeyMap: &km, Width: pty.Window.Width, Height: pty.Window.Height,
+		Styles: &st, KeyMap: &km, Width: pty.Window.Width, Height: pty.Window.Height, Role: id.Role,
 	}
 	if s.cfg.Console != nil {
 		s.cfg.Console(&o)
 	}
 	return New(o), []tea.ProgramOption{tea.WithAltScreen()}
+}
+
+func (s *SSHServer) daemonFor(id Identity) (Daemon, error) {
+	if s.cfg.DaemonFor != nil {
+		return s.cfg.DaemonFor(id)
+	}
+	return s.cfg.Daemon()
 }
 
 // Start binds the address and serves in the background until Shutdown.
