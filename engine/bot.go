@@ -38,6 +38,8 @@ const helpText = `<b>hangar</b> creates cloud servers from this chat.
 /balance — your balance
 /cancel &lt;order&gt; — cancel an order that has not started
 /terminate &lt;order&gt; — delete a server
+/renew &lt;order&gt; — pay your server's next period now
+/autorenew &lt;order&gt; off|on — let a server end with its paid period, or keep renewing it
 /password &lt;order&gt; — your server's root password again, shortly after it is ready
 /sshkey &lt;public key&gt; — create your next servers with your SSH key
 /help — this list`
@@ -55,6 +57,8 @@ type bot struct {
 	// pause is the dispatcher's: while provisioning is paused an order is taken and
 	// the user told it waits, rather than "creating your server" with nothing happening.
 	pause *pauseFlag
+	// billing is the period /renew pays for.
+	billing BillingConfig
 }
 
 // botOutcome is what handling one update produced: replies to queue with the update's
@@ -111,6 +115,10 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 		b.password(chat, user, args, out)
 	case "/sshkey":
 		b.sshKey(chat, user, args, out)
+	case "/renew":
+		b.renew(chat, user, args, out)
+	case "/autorenew":
+		b.autoRenew(chat, user, args, out)
 	case "":
 		out.say(chat, "I only understand commands. Send /help to see them.")
 	default:
@@ -118,17 +126,7 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 	}
 }
 
-func (b *bot) money(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	var grouped []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			grouped = append(grouped, ',')
-		}
-		grouped = append(grouped, c)
-	}
-	return string(grouped) + " " + html.EscapeString(b.catalog.Currency)
-}
+func (b *bot) money(n int64) string { return formatMoney(b.catalog.Currency, n) }
 
 func (b *bot) plansText() string {
 	var sb strings.Builder
@@ -266,6 +264,7 @@ var statusWords = map[string]string{
 	store.OrderPending:      "waiting in the queue",
 	store.OrderProvisioning: "being created… (1-2 minutes)",
 	store.OrderActive:       "running ✅",
+	store.OrderSuspended:    "suspended ⏸ (switched off until paid)",
 	store.OrderFailed:       "failed ❌",
 	store.OrderCancelled:    "cancelled",
 	store.OrderTerminated:   "terminated",
@@ -288,6 +287,7 @@ func (b *bot) status(chat, user int64, args string, out *botOutcome) {
 	if o.Status == store.OrderFailed && o.LastError != "" {
 		text += "\nReason: " + html.EscapeString(o.LastError)
 	}
+	text += b.notes().billingStatus(o)
 	out.say(chat, "%s", text)
 }
 
@@ -444,4 +444,53 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func (b *bot) notes() notes { return notes{catalog: b.catalog} }
+
+// renew pays the next period now (a suspended server comes back on).
+func (b *bot) renew(chat, user int64, args string, out *botOutcome) {
+	o, ok := b.ownOrder(chat, user, args, "/renew", out)
+	if !ok {
+		return
+	}
+	done, err := b.store.UpdateOrder(o.ID, renewal(b.clock.Now(), b.billing.Period, o.Period))
+	switch {
+	case errors.Is(err, store.ErrInsufficientFunds):
+		bal, _ := b.store.GetBalance(o.UserID)
+		out.say(chat, "%s", b.notes().billingRenewRefused(o, bal.Available))
+	case errors.Is(err, ErrOrderState):
+		out.say(chat, "%s", b.notes().billingNotRenewable(o, statusWords[o.Status]))
+	case err != nil:
+		out.say(chat, "Order #%d cannot be renewed right now; please try again.", o.ID)
+	default:
+		out.say(chat, "%s", b.notes().billingRenewedNow(done))
+		if done.Op != "" {
+			out.effects = append(out.effects, enqueueOp{order: done})
+		}
+		out.effects = append(out.effects, publishEvent{ev: orderFeedEvent(done, "renewed", b.clock.Now())})
+	}
+}
+
+// autoRenew switches an order's renewal off or on: "/autorenew 12 off".
+func (b *bot) autoRenew(chat, user int64, args string, out *botOutcome) {
+	id, word, _ := strings.Cut(strings.TrimSpace(args), " ")
+	word = strings.ToLower(strings.TrimSpace(word))
+	if word != "off" && word != "on" {
+		out.say(chat, "Usage: /autorenew &lt;order number&gt; off|on")
+		return
+	}
+	o, ok := b.ownOrder(chat, user, id, "/autorenew", out)
+	if !ok {
+		return
+	}
+	done, err := b.store.UpdateOrder(o.ID, autoRenew(b.clock.Now(), word == "off"))
+	switch {
+	case errors.Is(err, ErrOrderState):
+		out.say(chat, "%s", b.notes().billingNotRenewable(o, statusWords[o.Status]))
+	case err != nil:
+		out.say(chat, "Order #%d cannot be changed right now; please try again.", o.ID)
+	default:
+		out.say(chat, "%s", b.notes().billingAutoRenew(done))
+	}
 }

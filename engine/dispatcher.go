@@ -16,6 +16,10 @@ import (
 type (
 	// enqueueOrder puts a durable pending order on the ready queue.
 	enqueueOrder struct{ order store.Order }
+	// enqueueOp puts an order's durable provider operation (store.Billing.Op: power
+	// off, power on, delete) on the same ready queue, under the same concurrency,
+	// retries, dead letters and one-per-order rule as a create.
+	enqueueOp struct{ order store.Order }
 	// recoverOrders rebuilds the queue from the store at start; answered with recoverOrdersResult.
 	recoverOrders       struct{}
 	recoverOrdersResult struct {
@@ -42,8 +46,8 @@ type (
 	idleNow      struct{}
 	dispatchTick struct{}
 	// dispatchKick runs dispatch after the messages already in the inbox (see kick).
-	dispatchKick  struct{}
-	snapshotTick  struct{}
+	dispatchKick struct{}
+	snapshotTick struct{}
 	// setPause pauses (or resumes) starting attempts; answered with pauseResult.
 	setPause struct {
 		paused bool
@@ -92,7 +96,9 @@ type PauseStore interface {
 // pauseFlag is the dispatcher's pause state as others read it (the bot, to tell a
 // user ordering now why nothing starts). Only the dispatcher writes it, after the
 // store has the same.
-type pauseFlag struct{ v atomic.Pointer[store.QueuePause] }
+type pauseFlag struct {
+	v atomic.Pointer[store.QueuePause]
+}
 
 func (f *pauseFlag) get() store.QueuePause {
 	if p := f.v.Load(); p != nil {
@@ -107,6 +113,16 @@ func (f *pauseFlag) set(p store.QueuePause) { f.v.Store(&p) }
 type queued struct {
 	due      time.Time
 	attempts int
+	op       string // a provider operation (store.OpPowerOff, …); "" for provisioning
+}
+
+// queuedFor is how o waits: its provider operation's due time and attempts when it
+// has one, else its provisioning's.
+func queuedFor(o store.Order) queued {
+	if o.Op != "" && (o.Status == store.OrderActive || o.Status == store.OrderSuspended) {
+		return queued{due: o.OpDue, attempts: o.OpAttempts, op: o.Op}
+	}
+	return queued{due: o.DueAt, attempts: o.Attempts}
 }
 
 // dispatcher replaces Cloudflare Queues: it holds the ready queue (every pending order
@@ -159,8 +175,9 @@ func (q *dispatcher) Receive(c *actor.Context) {
 	case recoverOrders:
 		c.Respond(q.recover())
 		q.dispatch(c)
-	case enqueueOrder:
-		if q.push(msg.order) {
+	case enqueueOrder, enqueueOp:
+		o := orderOf(msg)
+		if q.push(o) {
 			q.counts.enqueued++
 			q.d.metrics.enqueued.Inc()
 		}
@@ -236,9 +253,26 @@ func (q *dispatcher) recover() recoverOrdersResult {
 	if r.err != nil {
 		return r
 	}
+	r.err = q.d.store.OrdersWithOp(func(o store.Order) error {
+		if !o.DeadLettered && q.push(o) {
+			r.pending++
+		}
+		return nil
+	})
+	if r.err != nil {
+		return r
+	}
 	n, err := q.d.store.CountDeadLetters()
 	q.deadLetters, r.err = n, err
 	return r
+}
+
+// orderOf is the order an enqueue message carries.
+func orderOf(msg any) store.Order {
+	if m, ok := msg.(enqueueOp); ok {
+		return m.order
+	}
+	return msg.(enqueueOrder).order
 }
 
 func (q *dispatcher) push(o store.Order) bool { return q.pushTo(&q.ready, o) }
@@ -250,8 +284,9 @@ func (q *dispatcher) pushTo(h *readyHeap, o store.Order) bool {
 	if _, ok := q.inFlight[o.ID]; ok {
 		return false
 	}
-	q.waiting[o.ID] = queued{due: o.DueAt, attempts: o.Attempts}
-	heap.Push(h, readyItem{due: o.DueAt, id: o.ID})
+	w := queuedFor(o)
+	q.waiting[o.ID] = w
+	heap.Push(h, readyItem{due: w.due, id: o.ID})
 	return true
 }
 
@@ -298,7 +333,7 @@ func (q *dispatcher) dispatch(c *actor.Context) {
 				continue // cancelled, or superseded by a newer entry
 			}
 			delete(q.waiting, top.id)
-			due = append(due, dueOrder{id: top.id, attempts: w.attempts, resumed: h == &q.resumed})
+			due = append(due, dueOrder{id: top.id, attempts: w.attempts, resumed: h == &q.resumed, op: w.op})
 		}
 	}
 	if len(due) > 0 {
@@ -314,12 +349,16 @@ type dueOrder struct {
 	id       int64
 	attempts int
 	resumed  bool
+	op       string
 }
 
 // start moves the due orders to provisioning in one group commit, then gives each
 // that is still runnable an order actor for its attempt. Orders that stopped being
 // pending meanwhile (cancelled from the chat) are left alone.
 func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
+	if due = q.startOps(c, due); len(due) == 0 {
+		return
+	}
 	changes := make([]store.OrderChange, len(due))
 	for i, it := range due {
 		changes[i] = store.OrderChange{ID: it.id, Apply: startAttempt(now)}
@@ -361,6 +400,28 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 		q.d.metrics.started.Inc()
 		q.publish(c, r.Order, "started")
 	}
+}
+
+// startOps gives each due provider operation an actor of its own and returns the
+// provisioning starts left. An operation needs no start commit: it is recorded on
+// the order until it is done, and each is harmless to repeat after a crash.
+func (q *dispatcher) startOps(c *actor.Context, due []dueOrder) []dueOrder {
+	rest := due[:0:0]
+	for _, it := range due {
+		if it.op == "" {
+			rest = append(rest, it)
+			continue
+		}
+		q.gen++
+		pid := c.Engine().Spawn(newOpActor(q.d.orders, it.id), "op",
+			actor.WithID(strconv.FormatInt(it.id, 10)+"."+strconv.FormatUint(q.gen, 10)),
+			actor.WithInboxSize(4), actor.WithMaxRestarts(0))
+		q.inFlight[it.id] = pid
+		c.Send(pid, runOp{op: it.op})
+		q.counts.started++
+		q.d.metrics.started.Inc()
+	}
+	return rest
 }
 
 func (q *dispatcher) finished(msg attemptFinished) {
@@ -448,6 +509,14 @@ func (q *dispatcher) cancel(c *actor.Context, id int64) orderOpResult {
 
 func (q *dispatcher) requeue(c *actor.Context, id int64) orderOpResult {
 	o, err := q.d.store.UpdateOrder(id, func(o *store.Order) error {
+		if o.DeadLettered && o.Op != "" {
+			// A provider operation that ran out of retries starts over.
+			now := q.d.cfg.Clock.Now()
+			o.QueueOp(o.Op, now)
+			o.LastError = ""
+			o.Record(now, "requeued", "")
+			return nil
+		}
 		if o.Status != store.OrderFailed || !o.DeadLettered {
 			return ErrOrderState
 		}

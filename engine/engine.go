@@ -68,6 +68,7 @@ type Config struct {
 	// sent (a Vault).
 	Passwords PasswordSource
 	Broadcast BroadcastConfig
+	Billing   BillingConfig
 }
 
 // QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
@@ -132,6 +133,7 @@ func (c *Config) setDefaults() {
 		c.SendInterval = time.Second / 30
 	}
 	c.Queue.setDefaults()
+	c.Billing.setDefaults()
 	if c.Catalog == nil {
 		c.Catalog = catalog.Default()
 	}
@@ -207,6 +209,7 @@ func (e *Engine) Start() error {
 		return fmt.Errorf("engine: recover inbox: %w", r.err)
 	}
 	e.startReconciler()
+	e.startBilling()
 	e.started.Store(true)
 	return nil
 }
@@ -330,7 +333,7 @@ func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
 		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
 		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock,
-			passwords: e.passwordPolicy(), pause: &e.pause}}
+			passwords: e.passwordPolicy(), pause: &e.pause, billing: e.cfg.Billing}}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
@@ -343,6 +346,7 @@ func (e *Engine) dispatcherDeps() dispatcherDeps {
 		ctx: e.ctx, cfg: e.cfg, store: e.store, providers: e.cfg.Providers, catalog: e.cfg.Catalog,
 		metrics: e.metrics, queue: e.queue, feed: e.feed, outbox: func() *actor.PID { return e.outbox },
 		notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}, password: e.passwords(),
+		billing: e.billingPID,
 	}}
 }
 

@@ -35,6 +35,7 @@ type OrderStore interface {
 	UserOrders(user int64, limit int) ([]store.Order, error)
 	OrdersWithStatus(status string, fn func(store.Order) error) error
 	DeadLetters(limit int) ([]store.Order, error)
+	OrdersWithOp(fn func(store.Order) error) error
 	CountDeadLetters() (int, error)
 	PurgeDeadLetters() (int, error)
 }
@@ -64,6 +65,8 @@ type orderDeps struct {
 	outbox     func() *actor.PID
 	notes      notes
 	password   PasswordSource
+	// billing is the billing actor, told of each server that became active.
+	billing func() *actor.PID
 }
 
 // orderActor owns one order for one attempt, from the moment the dispatcher's start
@@ -308,6 +311,10 @@ func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instanc
 		o.Status = store.OrderActive
 		o.IPAddress, o.InstanceID = inst.IPv4, inst.ID
 		o.LastError = ""
+		if o.Period == 0 {
+			// The hold captured in this commit pays the first period.
+			o.Period, o.PaidUntil = 1, now.Add(a.d.cfg.Billing.Period)
+		}
 		o.Record(now, "succeeded", "")
 		return nil
 	}, stored...)
@@ -326,6 +333,11 @@ func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instanc
 		c.Send(a.d.outbox(), queuedMessages{msgs: queued})
 	}
 	a.publish(c, done, "succeeded")
+	if a.d.billing != nil {
+		if pid := a.d.billing(); pid != nil {
+			c.Send(pid, watchOrder{id: a.id})
+		}
+	}
 	return attemptFinished{id: a.id, outcome: outcomeSucceeded, order: done}
 }
 

@@ -1,0 +1,459 @@
+package engine
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// BillingConfig tunes billing (issue 17). Zero values take the defaults.
+type BillingConfig struct {
+	// Period is what one payment buys (default 720h); the first is paid when the
+	// server becomes active, each next one at the end of the last.
+	Period time.Duration
+	// Grace is how long a server whose renewal failed stays suspended (powered off)
+	// before it is deleted (default 72h; negative: none).
+	Grace time.Duration
+	// Remind lists how long before a period's end the user is told that the balance
+	// will not pay the next one (default 72h and 24h; an empty, non-nil list: never).
+	Remind []time.Duration
+	// Tick is how often due orders are looked at (default Period/20, within 50ms-1s).
+	Tick time.Duration
+}
+
+func (b *BillingConfig) setDefaults() {
+	if b.Period <= 0 {
+		b.Period = 720 * time.Hour
+	}
+	switch {
+	case b.Grace == 0:
+		b.Grace = 72 * time.Hour
+	case b.Grace < 0:
+		b.Grace = 0
+	}
+	if b.Remind == nil {
+		b.Remind = []time.Duration{72 * time.Hour, 24 * time.Hour}
+	}
+	// Longest first, so that reminder i is due before reminder i+1.
+	b.Remind = slices.Clone(b.Remind)
+	slices.SortFunc(b.Remind, func(x, y time.Duration) int { return cmp.Compare(y, x) })
+	if b.Tick <= 0 {
+		b.Tick = min(max(b.Period/20, 50*time.Millisecond), time.Second)
+	}
+}
+
+// rescanEvery is how often the active orders are read again from the store, to
+// pick up a change made elsewhere (an operator, /renew): a safety net, since each
+// due entry reads its order again anyway.
+func (b BillingConfig) rescanEvery() time.Duration {
+	return min(max(b.Period/10, time.Second), time.Minute)
+}
+
+// BillingStore is what billing needs from the store.
+type BillingStore interface {
+	GetOrder(id int64) (store.Order, error)
+	UpdateOrderNotify(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, []store.OutboxMessage, error)
+	OrdersWithStatus(status string, fn func(store.Order) error) error
+	GetBalance(user int64) (store.Balance, error)
+}
+
+// Messages the billing actor understands.
+type (
+	billingTick   struct{}
+	billingRescan struct{}
+	// watchOrder says an order's billing changed (it just became active).
+	watchOrder struct{ id int64 }
+)
+
+const (
+	billingKind = "billing"
+	billingID   = "main"
+)
+
+type billingDeps struct {
+	ctx        context.Context
+	cfg        Config
+	store      BillingStore
+	dispatcher *actor.PID
+	outbox     *actor.PID
+	feed       *actor.PID
+	metrics    *metrics
+	notes      notes
+}
+
+// billingPID is the billing actor, or nil before it runs.
+func (e *Engine) billingPID() *actor.PID { return e.actors.Registry.GetPID(billingKind, billingID) }
+
+// billingActor renews, reminds, suspends and ends servers when their paid time
+// says so. It holds nothing the store does not: the due times it waits for are
+// derived from each order's paid_until (rebuilt on Started and rescanned), and every
+// step is one conditional commit on the order — a renewal moves the order from
+// period n to n+1 and charges it in the same commit, so a step repeated after a
+// crash or read from a stale copy changes nothing. Suspended orders are few and
+// wait on money rather than time, so they are all looked at on every tick: a top-up
+// brings a server back within one tick, whoever made it.
+type billingActor struct {
+	d     billingDeps
+	due   readyHeap
+	next  map[int64]time.Time
+	ticks []actor.SendRepeater
+}
+
+func newBillingActor(d billingDeps) actor.Producer {
+	return func() actor.Receiver { return &billingActor{d: d, next: map[int64]time.Time{}} }
+}
+
+func (b *billingActor) Receive(c *actor.Context) {
+	defer recoverPanic(b.d.cfg.Logger, b.d.metrics, billingKind, nil)
+	switch msg := c.Message().(type) {
+	case actor.Started:
+		b.ticks = append(b.ticks,
+			c.SendRepeat(c.PID(), billingTick{}, b.d.cfg.Billing.Tick),
+			c.SendRepeat(c.PID(), billingRescan{}, b.d.cfg.Billing.rescanEvery()))
+		b.rescan()
+	case actor.Stopped:
+		for _, t := range b.ticks {
+			t.Stop()
+		}
+	case billingTick:
+		if b.d.ctx.Err() == nil {
+			b.runDue(c)
+			b.reviewSuspended(c)
+		}
+	case billingRescan:
+		b.rescan()
+	case watchOrder:
+		if o, err := b.d.store.GetOrder(msg.id); err == nil {
+			b.schedule(o)
+		}
+	}
+}
+
+// rescan rebuilds the due times from every active order.
+func (b *billingActor) rescan() {
+	b.due, b.next = nil, map[int64]time.Time{}
+	err := b.d.store.OrdersWithStatus(store.OrderActive, func(o store.Order) error {
+		b.schedule(o)
+		return nil
+	})
+	if err != nil {
+		b.d.cfg.Logger.Error("billing: cannot read the active orders; trying again at the next rescan", "err", err)
+	}
+}
+
+// schedule remembers when o needs looking at next.
+func (b *billingActor) schedule(o store.Order) {
+	if o.Status != store.OrderActive || o.Op == store.OpDelete {
+		delete(b.next, o.ID)
+		return
+	}
+	at := b.nextDue(o, b.d.cfg.Clock.Now())
+	if cur, ok := b.next[o.ID]; ok && cur.Equal(at) {
+		return
+	}
+	b.next[o.ID] = at
+	heap.Push(&b.due, readyItem{due: at, id: o.ID})
+}
+
+// remindersDue is how many of the period's reminders are due at now.
+func (b *billingActor) remindersDue(o store.Order, now time.Time) int {
+	n := 0
+	for _, r := range b.d.cfg.Billing.Remind {
+		if !now.Before(o.PaidUntil.Add(-r)) {
+			n++
+		}
+	}
+	return n
+}
+
+// nextDue is the next reminder's time, or the period's end.
+func (b *billingActor) nextDue(o store.Order, now time.Time) time.Time {
+	if o.PaidUntil.IsZero() {
+		return now
+	}
+	if k := b.remindersDue(o, now); !o.AutoRenewOff && k < len(b.d.cfg.Billing.Remind) {
+		if at := o.PaidUntil.Add(-b.d.cfg.Billing.Remind[k]); at.Before(o.PaidUntil) {
+			return at
+		}
+	}
+	return o.PaidUntil
+}
+
+func (b *billingActor) runDue(c *actor.Context) {
+	now := b.d.cfg.Clock.Now()
+	for b.due.Len() > 0 && !b.due[0].due.After(now) {
+		it := heap.Pop(&b.due).(readyItem)
+		if at, ok := b.next[it.id]; !ok || !at.Equal(it.due) {
+			continue // superseded
+		}
+		delete(b.next, it.id)
+		o, err := b.d.store.GetOrder(it.id)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				b.d.cfg.Logger.Error("billing: cannot read an order; looking again at the next rescan", "order", it.id, "err", err)
+			}
+			continue
+		}
+		b.review(c, o, now)
+	}
+}
+
+// review takes the step an active order's time calls for.
+func (b *billingActor) review(c *actor.Context, o store.Order, now time.Time) {
+	if o.Status != store.OrderActive || o.Op == store.OpDelete {
+		return
+	}
+	switch {
+	case o.PaidUntil.IsZero():
+		// Active before billing existed: its first period starts now.
+		b.commit(c, o, "billing_started", func(o *store.Order) error {
+			o.Period, o.PaidUntil = max(o.Period, 1), now.Add(b.d.cfg.Billing.Period)
+			return nil
+		}, nil)
+	case !now.Before(o.PaidUntil) && o.AutoRenewOff:
+		b.end(c, o, false)
+	case !now.Before(o.PaidUntil):
+		b.renewOrSuspend(c, o, now)
+	default:
+		b.remind(c, o, now)
+	}
+}
+
+// remind tells the user, once per reminder and period, that the balance will not pay
+// the next period. A balance that covers it sends nothing and marks nothing: should
+// it be spent before the next reminder, that one still goes.
+func (b *billingActor) remind(c *actor.Context, o store.Order, now time.Time) {
+	k := b.remindersDue(o, now)
+	if o.AutoRenewOff || k <= o.Reminded {
+		b.schedule(o)
+		return
+	}
+	bal, err := b.d.store.GetBalance(o.UserID)
+	if err != nil {
+		b.retryLater(o, err)
+		return
+	}
+	if bal.Available >= o.PricePaid {
+		b.schedule(o)
+		return
+	}
+	b.commit(c, o, "reminded", func(o *store.Order) error {
+		o.Reminded = k
+		return nil
+	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingReminder(o, bal.Available) })
+}
+
+// renewOrSuspend pays the next period from the balance, or suspends the server when
+// the balance cannot.
+func (b *billingActor) renewOrSuspend(c *actor.Context, o store.Order, now time.Time) {
+	period := b.d.cfg.Billing.Period
+	_, err := b.commitChange(c, o, "renewed", renewal(now, period, o.Period), b.d.notes.billingRenewed)
+	if !errors.Is(err, store.ErrInsufficientFunds) {
+		return
+	}
+	bal, err := b.d.store.GetBalance(o.UserID)
+	if err != nil {
+		b.retryLater(o, err)
+		return
+	}
+	grace := b.d.cfg.Billing.Grace
+	b.commit(c, o, "suspended", func(o *store.Order) error {
+		o.Status = store.OrderSuspended
+		o.GraceUntil = o.PaidUntil.Add(grace)
+		o.QueueOp(store.OpPowerOff, now)
+		return nil
+	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingSuspended(o, bal.Available) })
+}
+
+// end queues the deletion of a server whose time is over.
+func (b *billingActor) end(c *actor.Context, o store.Order, graceOver bool) {
+	event := "expired"
+	if graceOver {
+		event = "grace_ended"
+	}
+	now := b.d.cfg.Clock.Now()
+	b.commit(c, o, event, func(o *store.Order) error {
+		o.QueueOp(store.OpDelete, now)
+		return nil
+	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingEnding(o, graceOver) })
+}
+
+// reviewSuspended renews each suspended order the balance can now pay, and ends
+// those whose grace is over.
+func (b *billingActor) reviewSuspended(c *actor.Context) {
+	now := b.d.cfg.Clock.Now()
+	var waiting []store.Order
+	err := b.d.store.OrdersWithStatus(store.OrderSuspended, func(o store.Order) error {
+		if o.Op != store.OpDelete {
+			waiting = append(waiting, o)
+		}
+		return nil
+	})
+	if err != nil {
+		b.d.cfg.Logger.Error("billing: cannot read the suspended orders", "err", err)
+		return
+	}
+	for _, o := range waiting {
+		if !o.AutoRenewOff {
+			bal, err := b.d.store.GetBalance(o.UserID)
+			if err != nil {
+				b.d.cfg.Logger.Error("billing: cannot read a balance", "user", o.UserID, "err", err)
+				continue
+			}
+			if bal.Available >= o.PricePaid {
+				_, err := b.commitChange(c, o, "resumed", renewal(now, b.d.cfg.Billing.Period, o.Period), b.d.notes.billingResumed)
+				if err == nil || !errors.Is(err, store.ErrInsufficientFunds) {
+					continue
+				}
+			}
+		}
+		if o.AutoRenewOff || !now.Before(o.GraceUntil) {
+			b.end(c, o, !o.AutoRenewOff)
+		}
+	}
+}
+
+// commit applies change to o, guarded against a stale read: it changes nothing if
+// the order moved on since o was read (see commitChange).
+func (b *billingActor) commit(c *actor.Context, o store.Order, event string, change func(o *store.Order) error, say func(store.Order) []store.OutboxMessage) {
+	now := b.d.cfg.Clock.Now()
+	_, _ = b.commitChange(c, o, event, func(x *store.Order) error {
+		if !sameBilling(*x, o) {
+			return errStaleRead
+		}
+		if err := change(x); err != nil {
+			return err
+		}
+		x.Record(now, event, "")
+		return nil
+	}, say)
+}
+
+// sameBilling reports whether x is still the order billing decided on.
+func sameBilling(x, o store.Order) bool {
+	return x.Status == o.Status && x.Period == o.Period && x.PaidUntil.Equal(o.PaidUntil) &&
+		x.Op == o.Op && x.AutoRenewOff == o.AutoRenewOff && x.Reminded == o.Reminded
+}
+
+// commitChange commits change with the notes say makes of the changed order, hands
+// the notes to the sender and a queued provider operation to the dispatcher, and
+// schedules the order's next step.
+func (b *billingActor) commitChange(c *actor.Context, o store.Order, event string, change func(o *store.Order) error, say func(store.Order) []store.OutboxMessage) (store.Order, error) {
+	var notes []store.OutboxMessage
+	if say != nil {
+		after := o
+		after.History = nil
+		if err := change(&after); err != nil {
+			b.skip(o, err)
+			return o, err
+		}
+		notes = say(after)
+	}
+	done, queued, err := b.d.store.UpdateOrderNotify(o.ID, change, notes...)
+	if err != nil {
+		b.skip(o, err)
+		return o, err
+	}
+	b.afterCommit(c, done, queued, event)
+	return done, nil
+}
+
+func (b *billingActor) skip(o store.Order, err error) {
+	switch {
+	case errors.Is(err, store.ErrInsufficientFunds):
+	case errors.Is(err, errStaleRead), errors.Is(err, ErrOrderState), errors.Is(err, store.ErrNotFound):
+		// Moved on since it was read: the rescan or the next tick reads it again.
+		if fresh, ferr := b.d.store.GetOrder(o.ID); ferr == nil {
+			b.schedule(fresh)
+		}
+	default:
+		b.retryLater(o, err)
+	}
+}
+
+// retryLater looks at o again after a tick's worth of backoff.
+func (b *billingActor) retryLater(o store.Order, err error) {
+	b.d.cfg.Logger.Error("billing: could not take a step; trying again", "order", o.ID, "err", err)
+	at := b.d.cfg.Clock.Now().Add(max(b.d.cfg.Billing.Tick, time.Second))
+	b.next[o.ID] = at
+	heap.Push(&b.due, readyItem{due: at, id: o.ID})
+}
+
+func (b *billingActor) afterCommit(c *actor.Context, o store.Order, queued []store.OutboxMessage, event string) {
+	if len(queued) > 0 {
+		c.Send(b.d.outbox, queuedMessages{msgs: queued})
+	}
+	if o.Op != "" {
+		c.Send(b.d.dispatcher, enqueueOp{order: o})
+	}
+	c.Send(b.d.feed, publishEvent{ev: orderFeedEvent(o, event, b.d.cfg.Clock.Now())})
+	b.d.cfg.Logger.Info("billing", "order", o.ID, "event", event, "status", o.Status, "period", o.Period, "paid_until", o.PaidUntil)
+	b.schedule(o)
+}
+
+// renewal moves o from period seen to the next, paid in the same commit (the store
+// charges every period gained, keyed by order and period). An active order's period
+// follows the last; a suspended one comes back with a period from now, and its
+// server is powered back on through the queue.
+func renewal(now time.Time, period time.Duration, seen int) func(o *store.Order) error {
+	return func(o *store.Order) error {
+		if o.Period != seen {
+			return errStaleRead
+		}
+		if (o.Status != store.OrderActive && o.Status != store.OrderSuspended) || o.Op == store.OpDelete || o.Period == 0 {
+			return fmt.Errorf("%w: order %d is %s", ErrOrderState, o.ID, o.Status)
+		}
+		o.Period++
+		o.Reminded = 0
+		if o.Status == store.OrderSuspended {
+			o.Status = store.OrderActive
+			o.GraceUntil = time.Time{}
+			o.PaidUntil = now.Add(period)
+			o.QueueOp(store.OpPowerOn, now)
+			o.Record(now, "resumed", "")
+			return nil
+		}
+		o.PaidUntil = o.PaidUntil.Add(period)
+		o.Record(now, "renewed", "")
+		return nil
+	}
+}
+
+// autoRenew turns an order's renewal off (it then ends with its paid period) or on.
+func autoRenew(now time.Time, off bool) func(o *store.Order) error {
+	return func(o *store.Order) error {
+		if (o.Status != store.OrderActive && o.Status != store.OrderSuspended) || o.Op == store.OpDelete {
+			return fmt.Errorf("%w: order %d is %s", ErrOrderState, o.ID, o.Status)
+		}
+		if o.AutoRenewOff == off {
+			return nil
+		}
+		o.AutoRenewOff = off
+		event := "auto_renew_on"
+		if off {
+			event = "auto_renew_off"
+		}
+		o.Record(now, event, "")
+		return nil
+	}
+}
+
+// startBilling spawns the billing actor; Start calls it once the dispatcher runs.
+func (e *Engine) startBilling() {
+	st, ok := e.store.(BillingStore)
+	if !ok {
+		e.cfg.Logger.Warn("billing: the store cannot bill; servers are never renewed")
+		return
+	}
+	e.actors.Spawn(newBillingActor(billingDeps{ctx: e.ctx, cfg: e.cfg, store: st, dispatcher: e.dispatcher,
+		outbox: e.outbox, feed: e.feed, metrics: e.metrics, notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}}),
+		billingKind, actor.WithID(billingID))
+}
