@@ -58,6 +58,7 @@ type serveConfig struct {
 	ShutdownTimeout     time.Duration
 	Storage             storageConfig
 	TelegramMode        string
+	Billing             billingConfig
 }
 
 func parseServeFlags(args []string) (serveConfig, error) { return parseServeFlagsTo(args, os.Stderr) }
@@ -87,6 +88,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	addBlogFlags(f, &c.Blog)
 	addQueueFlags(f, &c.Queue)
 	addStorageFlags(f, &c.Storage)
+	addBillingFlags(f, &c.Billing)
 	f.String(&c.TelegramMode, "telegram-mode", "HANGAR_TELEGRAM_MODE", "webhook", "how updates arrive: webhook (Telegram posts to /webhook; see hangar telegram setup) or polling (getUpdates, for a machine Telegram cannot reach; needs --bot-token)")
 	addDemoFlag(f, &c.Demo)
 	f.String(&c.AuthorizedKeys, "authorized-keys", "HANGAR_AUTHORIZED_KEYS", "", "OpenSSH authorized_keys file of console operators (default DATA_DIR/authorized_keys)")
@@ -140,6 +142,7 @@ func (c serveConfig) validate() error {
 	errs = append(errs, c.Blog.validate())
 	errs = append(errs, c.Queue.validate())
 	errs = append(errs, c.Storage.validate())
+	errs = append(errs, c.Billing.validate())
 	switch {
 	case c.TelegramMode != "webhook" && c.TelegramMode != "polling":
 		errs = append(errs, fmt.Errorf("--telegram-mode %q: use webhook or polling", c.TelegramMode))
@@ -295,7 +298,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxPending: cfg.MaxPending, Logger: log, Registry: reg,
 		Queue: cfg.Queue.engineConfig(), Providers: providers, Catalog: plans,
 		Passwords: vault, AdminChatID: cfg.AdminChatID,
-		Reconcile: cfg.Queue.reconcileConfig(),
+		Reconcile: cfg.Queue.reconcileConfig(), Billing: cfg.Billing.engineConfig(),
 		Secrets: engine.SecretsConfig{PasswordWindow: cfg.Queue.PasswordWindow,
 			Mask: []string{cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey}},
 	}, st, sender)
