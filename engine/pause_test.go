@@ -61,6 +61,7 @@ func TestPauseHoldsAttemptsAndRetries(t *testing.T) {
 	if !stats.Paused || stats.PausedSince == nil || !stats.PausedSince.Equal(at) || stats.Depth != 2 || stats.InFlight != 0 {
 		t.Fatalf("stats while paused: paused %v since %v, depth %d, in flight %d", stats.Paused, stats.PausedSince, stats.Depth, stats.InFlight)
 	}
+	hangartest.WaitFor(t, 5*time.Second, "hangar_queue_paused to say 1", func() bool { return env.Metric(t, "hangar_queue_paused") == 1 })
 	if _, changed, _ := env.Engine.PauseQueue("again"); changed {
 		t.Fatal("pausing a paused queue changed it (and would move 'since')")
 	}

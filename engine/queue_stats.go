@@ -82,7 +82,7 @@ type AlarmThresholds struct {
 // queueMetrics are the Prometheus series an operator watches.
 type queueMetrics struct {
 	enqueued, started, retried, succeeded, deadLettered prometheus.Counter
-	depth, inFlight, deadLetters, lag                   prometheus.Gauge
+	depth, inFlight, deadLetters, lag, paused           prometheus.Gauge
 	alarm                                               *prometheus.GaugeVec
 	provisionTime                                       prometheus.Histogram
 }
@@ -104,6 +104,7 @@ func newQueueMetrics(reg prometheus.Registerer) *queueMetrics {
 		inFlight:     gauge("in_flight", "Orders being provisioned now."),
 		deadLetters:  gauge("dead_letters", "Orders in the dead-letter list."),
 		lag:          gauge("lag_seconds", "Age of the oldest runnable order that has not started (consumer lag)."),
+		paused:       gauge("paused", "1 while an operator has paused provisioning: orders wait and no attempt starts."),
 		alarm: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hangar_queue_alarm", Help: "1 when an alarm (depth, dead_letters, lag, disk) is raised.",
 		}, []string{"alarm"}),
@@ -114,7 +115,7 @@ func newQueueMetrics(reg prometheus.Registerer) *queueMetrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.enqueued, m.started, m.retried, m.succeeded, m.deadLettered,
-			m.depth, m.inFlight, m.deadLetters, m.lag, m.alarm, m.provisionTime)
+			m.depth, m.inFlight, m.deadLetters, m.lag, m.paused, m.alarm, m.provisionTime)
 	}
 	return m
 }
@@ -124,6 +125,11 @@ func (m *queueMetrics) observe(s QueueStats) {
 	m.inFlight.Set(float64(s.InFlight))
 	m.deadLetters.Set(float64(s.DeadLetters))
 	m.lag.Set(s.LagSeconds)
+	if s.Paused {
+		m.paused.Set(1)
+	} else {
+		m.paused.Set(0)
+	}
 	set := func(name string, on bool) {
 		v := 0.0
 		if on {
