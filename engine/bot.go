@@ -13,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/hangarhq/hangar/engine/catalog"
+	"github.com/hangarhq/hangar/engine/i18n"
 	"github.com/hangarhq/hangar/engine/telegram"
 	"github.com/hangarhq/hangar/store"
 )
@@ -59,6 +60,12 @@ type bot struct {
 	pause *pauseFlag
 	// billing is the period /renew pays for.
 	billing BillingConfig
+	// lang holds the message catalogues; pay keeps invoices, payments and each user's
+	// language; starsRate is minor units of the catalogue currency per Telegram Star
+	// (0: /topup is off).
+	lang      *i18n.Catalog
+	pay       PaymentStore
+	starsRate int64
 }
 
 // botOutcome is what handling one update produced: replies to queue with the update's
@@ -66,10 +73,20 @@ type bot struct {
 type botOutcome struct {
 	replies []store.OutboxMessage
 	effects []any
+	// p speaks the language of the user the update came from.
+	p i18n.Printer
+	// keep leaves the update in the inbox to be tried again (a payment that could not
+	// be credited): its replies are sent, its commit is not made.
+	keep bool
 }
 
 func (o *botOutcome) say(chat int64, format string, args ...any) {
 	o.replies = append(o.replies, htmlMessage(chat, fmt.Sprintf(format, args...)))
+}
+
+// sayT replies with catalogue message id in the user's language.
+func (o *botOutcome) sayT(chat int64, id string, kv ...any) {
+	o.replies = append(o.replies, htmlMessage(chat, o.p.T(id, kv...)))
 }
 
 // handle answers an update that passed the rate limit.
@@ -77,10 +94,17 @@ func (b *bot) handle(u *models.Update) botOutcome {
 	var out botOutcome
 	switch {
 	case u.CallbackQuery != nil:
+		out.p = b.printerFor(&u.CallbackQuery.From)
 		b.callback(u.CallbackQuery, &out)
+	case u.Message != nil && u.Message.From != nil && u.Message.SuccessfulPayment != nil:
+		out.p = b.printerFor(u.Message.From)
+		b.paid(u.Message, u.ID, &out)
 	case u.Message != nil && u.Message.From != nil:
+		out.p = b.printerFor(u.Message.From)
 		b.command(u.Message, &out)
 	}
+	// A pre_checkout_query was answered on the webhook's path (see answerPreCheckout);
+	// here it only leaves the inbox.
 	return out
 }
 
@@ -89,11 +113,11 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 	chat, user := m.Chat.ID, m.From.ID
 	switch cmd {
 	case "/start":
-		out.say(chat, "Hello, %s! 👋\n\n%s", html.EscapeString(m.From.FirstName), helpText)
+		out.sayT(chat, "Start", "Name", html.EscapeString(m.From.FirstName), "Help", out.p.T("Help"))
 	case "/help":
-		out.say(chat, "%s", helpText)
+		out.sayT(chat, "Help")
 	case "/plans":
-		out.say(chat, "%s", b.plansText())
+		out.say(chat, "%s", b.plansText(out.p))
 	case "/order":
 		b.order(chat, user, args, out)
 	case "/status":
@@ -103,10 +127,14 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 	case "/balance":
 		bal, err := b.store.GetBalance(user)
 		if err != nil {
-			out.say(chat, "Your balance cannot be read right now; please try again.")
+			out.sayT(chat, "BalanceUnreadable")
 			return
 		}
-		out.say(chat, "Balance: <b>%s</b> available, %s held for orders in progress.", b.money(bal.Available), b.money(bal.Held))
+		out.sayT(chat, "Balance", "Available", out.p.Money(bal.Available), "Held", out.p.Money(bal.Held))
+	case "/topup":
+		b.topup(chat, user, args, out)
+	case "/language":
+		b.language(chat, user, args, out)
 	case "/cancel":
 		b.cancel(chat, user, args, out)
 	case "/terminate":
@@ -120,27 +148,29 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 	case "/autorenew":
 		b.autoRenew(chat, user, args, out)
 	case "":
-		out.say(chat, "I only understand commands. Send /help to see them.")
+		out.sayT(chat, "OnlyCommands")
 	default:
-		out.say(chat, "Unknown command <code>%s</code>. Send /help to see what I can do.", html.EscapeString(cmd))
+		out.sayT(chat, "UnknownCommand", "Command", html.EscapeString(cmd))
 	}
 }
 
 func (b *bot) money(n int64) string { return formatMoney(b.catalog.Currency, n) }
 
-func (b *bot) plansText() string {
+func (b *bot) plansText(p i18n.Printer) string {
 	var sb strings.Builder
-	sb.WriteString("<b>Plans</b> (monthly price)\n")
-	for _, p := range b.catalog.Plans {
-		fmt.Fprintf(&sb, "\n<code>%s</code> — %s, %s\n  regions: %s", html.EscapeString(p.SpecID), html.EscapeString(p.Name),
-			b.money(p.Price), html.EscapeString(strings.Join(p.Regions, ", ")))
+	sb.WriteString(p.T("PlansTitle"))
+	for _, plan := range b.catalog.Plans {
+		sb.WriteString("\n\n")
+		sb.WriteString(p.T("PlanLine", "Spec", html.EscapeString(plan.SpecID), "Name", html.EscapeString(plan.Name),
+			"Price", p.Money(plan.Price), "Regions", html.EscapeString(strings.Join(plan.Regions, ", "))))
 	}
-	sb.WriteString("\n\nOrder with /order &lt;plan&gt; &lt;region&gt;, e.g. <code>/order ")
+	example := ""
 	if len(b.catalog.Plans) > 0 {
-		p := b.catalog.Plans[0]
-		sb.WriteString(html.EscapeString(p.SpecID + " " + p.Regions[0]))
+		plan := b.catalog.Plans[0]
+		example = html.EscapeString(plan.SpecID + " " + plan.Regions[0])
 	}
-	sb.WriteString("</code>")
+	sb.WriteString("\n\n")
+	sb.WriteString(p.T("PlansFooter", "Example", example))
 	return sb.String()
 }
 
@@ -148,30 +178,37 @@ func (b *bot) plansText() string {
 func (b *bot) order(chat, user int64, args string, out *botOutcome) {
 	fields := strings.Fields(args)
 	if len(fields) != 2 {
-		out.say(chat, "Usage: /order &lt;plan&gt; &lt;region&gt;. See /plans.")
+		out.sayT(chat, "OrderUsage")
 		return
 	}
 	plan, err := b.catalog.Lookup(fields[0], fields[1])
-	if err != nil {
-		out.say(chat, "%s. See /plans.", html.EscapeString(upperFirst(err.Error())))
+	switch {
+	case errors.Is(err, catalog.ErrUnknownRegion):
+		out.sayT(chat, "UnknownRegion")
+		return
+	case errors.Is(err, catalog.ErrPlanUnavailable):
+		out.sayT(chat, "PlanUnavailable")
+		return
+	case err != nil:
+		out.sayT(chat, "UnknownPlan")
 		return
 	}
 	nonce, err := newNonce()
 	if err != nil {
-		out.say(chat, "Something went wrong; please try again.")
+		out.sayT(chat, "SomethingWrong")
 		return
 	}
 	q := store.Quote{Nonce: nonce, UserID: user, ChatID: chat, SpecID: plan.SpecID, Region: fields[1], Price: plan.Price}
 	if err := b.store.PutQuote(q); err != nil {
-		out.say(chat, "Orders cannot be taken right now; please try again.")
+		out.sayT(chat, "OrdersUnavailable")
 		return
 	}
 	bal, _ := b.store.GetBalance(user)
-	msg := htmlMessage(chat, fmt.Sprintf("Order <b>%s</b> in <b>%s</b> for <b>%s</b> a month?\nYour balance: %s. The price is held now and charged when the server is ready.",
-		html.EscapeString(plan.Name), html.EscapeString(fields[1]), b.money(plan.Price), b.money(bal.Available)))
+	msg := htmlMessage(chat, out.p.T("OrderConfirm", "Plan", html.EscapeString(plan.Name), "Region", html.EscapeString(fields[1]),
+		"Price", out.p.Money(plan.Price), "Balance", out.p.Money(bal.Available)))
 	msg.ReplyMarkup, _ = telegram.Markup([]telegram.Button{
-		{Text: "✅ Confirm", CallbackData: "oc:" + nonce},
-		{Text: "✖ Cancel", CallbackData: "ox:" + nonce},
+		{Text: out.p.T("ButtonConfirm"), CallbackData: "oc:" + nonce},
+		{Text: out.p.T("ButtonCancel"), CallbackData: "ox:" + nonce},
 	})
 	out.replies = append(out.replies, msg)
 }
@@ -187,34 +224,34 @@ func (b *bot) callback(cq *models.CallbackQuery, out *botOutcome) {
 	}
 	action, nonce, ok := strings.Cut(cq.Data, ":")
 	if !ok || (action != "oc" && action != "ox") || len(nonce) != 16 {
-		answer("This button is not valid.")
+		answer(out.p.T("ButtonInvalid"))
 		return
 	}
 	q, err := b.store.GetQuote(nonce)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		answer("This order button has expired or was already used.")
+		answer(out.p.T("ButtonExpired"))
 		return
 	case err != nil:
-		answer("Please try again.")
+		answer(out.p.T("ButtonRetry"))
 		return
 	case q.UserID != user:
 		// Someone else's button (a forwarded message, a group chat, a forged callback).
-		answer("This button is not for you.")
+		answer(out.p.T("ButtonNotYours"))
 		return
 	}
 	if _, err := b.store.TakeQuote(nonce); err != nil {
-		answer("This order button was already used.")
+		answer(out.p.T("ButtonUsed"))
 		return
 	}
 	if action == "ox" {
-		answer("Cancelled.")
-		out.say(q.ChatID, "Order cancelled; nothing was charged.")
+		answer(out.p.T("ButtonCancelled"))
+		out.sayT(q.ChatID, "OrderCancelledNothingCharged")
 		return
 	}
 	plan, err := b.catalog.Lookup(q.SpecID, q.Region)
 	if err != nil {
-		answer("That plan is no longer offered.")
+		answer(out.p.T("PlanGone"))
 		return
 	}
 	o, err := b.store.CreateOrder(newOrder(plan, OrderRequest{
@@ -223,24 +260,23 @@ func (b *bot) callback(cq *models.CallbackQuery, out *botOutcome) {
 	switch {
 	case errors.Is(err, store.ErrInsufficientFunds):
 		bal, _ := b.store.GetBalance(user)
-		answer("Insufficient funds.")
-		out.say(q.ChatID, "Your balance (%s) does not cover %s. Nothing was ordered.", b.money(bal.Available), b.money(plan.Price))
+		answer(out.p.T("InsufficientFundsShort"))
+		out.sayT(q.ChatID, "InsufficientFunds", "Balance", out.p.Money(bal.Available), "Price", out.p.Money(plan.Price))
 		return
 	case errors.Is(err, store.ErrOrderRateLimited):
-		answer("Too many orders.")
-		out.say(q.ChatID, "You can place at most %d orders per %s. Please try again later.", b.limit.Max, b.limit.Window)
+		answer(out.p.T("TooManyOrdersShort"))
+		out.sayT(q.ChatID, "TooManyOrders", "Max", b.limit.Max, "Window", b.limit.Window)
 		return
 	case err != nil:
-		answer("Please try again.")
-		out.say(q.ChatID, "The order could not be taken right now; nothing was charged. Please try again.")
+		answer(out.p.T("ButtonRetry"))
+		out.sayT(q.ChatID, "OrderNotTaken")
 		return
 	}
-	answer("Order received.")
+	answer(out.p.T("OrderReceivedShort"))
 	if b.pause != nil && b.pause.get().Paused {
-		out.say(q.ChatID, "Order <b>#%d</b> received. Server creation is paused right now (since %s), so your order is kept, your funds held, and it will start as soon as creation resumes; I will message you when your server is ready. /status %d",
-			o.ID, b.pause.get().Since.UTC().Format("2006-01-02 15:04 UTC"), o.ID)
+		out.sayT(q.ChatID, "OrderReceivedPaused", "ID", o.ID, "Since", b.pause.get().Since.UTC().Format("2006-01-02 15:04 UTC"))
 	} else {
-		out.say(q.ChatID, "Order <b>#%d</b> received, creating your server… I will message you when it is ready (usually under a minute). /status %d", o.ID, o.ID)
+		out.sayT(q.ChatID, "OrderReceived", "ID", o.ID)
 	}
 	out.effects = append(out.effects, enqueueOrder{order: o}, publishEvent{ev: orderFeedEvent(o, "enqueued", b.clock.Now())})
 }
@@ -249,12 +285,12 @@ func (b *bot) callback(cq *models.CallbackQuery, out *botOutcome) {
 func (b *bot) ownOrder(chat, user int64, args, usage string, out *botOutcome) (store.Order, bool) {
 	id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(args), "#"), 10, 64)
 	if err != nil || id <= 0 {
-		out.say(chat, "Usage: %s &lt;order number&gt;", usage)
+		out.sayT(chat, "OrderIDUsage", "Command", usage)
 		return store.Order{}, false
 	}
 	o, err := b.store.GetOrder(id)
 	if err != nil || o.TelegramUserID != user {
-		out.say(chat, "You have no order #%d.", id)
+		out.sayT(chat, "NoSuchOrder", "ID", id)
 		return store.Order{}, false
 	}
 	return o, true
@@ -270,22 +306,41 @@ var statusWords = map[string]string{
 	store.OrderTerminated:   "terminated",
 }
 
+// statusIDs are the catalogue's words for each order status.
+var statusIDs = map[string]string{
+	store.OrderPending:      "StatusPending",
+	store.OrderProvisioning: "StatusProvisioning",
+	store.OrderActive:       "StatusActive",
+	store.OrderSuspended:    "StatusSuspended",
+	store.OrderFailed:       "StatusFailed",
+	store.OrderCancelled:    "StatusCancelled",
+	store.OrderTerminated:   "StatusTerminated",
+}
+
+// statusWord is an order status in the user's language.
+func statusWord(p i18n.Printer, status string) string {
+	if id, ok := statusIDs[status]; ok {
+		return p.T(id)
+	}
+	return html.EscapeString(status)
+}
+
 func (b *bot) status(chat, user int64, args string, out *botOutcome) {
 	o, ok := b.ownOrder(chat, user, args, "/status", out)
 	if !ok {
 		return
 	}
-	word := statusWords[o.Status]
+	word := statusWord(out.p, o.Status)
 	if o.WaitingRetry() {
-		word = fmt.Sprintf("retrying (attempt %d failed; next try at %s)", o.Attempts, o.DueAt.UTC().Format("15:04:05 UTC"))
+		word = out.p.T("StatusRetrying", "Attempt", o.Attempts, "At", o.DueAt.UTC().Format("15:04:05 UTC"))
 	}
-	text := fmt.Sprintf("Order <b>#%d</b>: %s\nPlan: %s in %s\nPrice: %s", o.ID, word,
-		html.EscapeString(o.SpecID), html.EscapeString(o.Region), b.money(o.PricePaid))
+	text := out.p.T("Status", "ID", o.ID, "Status", word, "Spec", html.EscapeString(o.SpecID),
+		"Region", html.EscapeString(o.Region), "Price", out.p.Money(o.PricePaid))
 	if o.IPAddress != "" {
-		text += fmt.Sprintf("\nIP: <code>%s</code>", html.EscapeString(o.IPAddress))
+		text += "\n" + out.p.T("StatusIP", "IP", html.EscapeString(o.IPAddress))
 	}
 	if o.Status == store.OrderFailed && o.LastError != "" {
-		text += "\nReason: " + html.EscapeString(o.LastError)
+		text += "\n" + out.p.T("StatusReason", "Reason", html.EscapeString(o.LastError))
 	}
 	text += b.notes().billingStatus(o)
 	out.say(chat, "%s", text)
@@ -294,17 +349,19 @@ func (b *bot) status(chat, user int64, args string, out *botOutcome) {
 func (b *bot) servers(chat, user int64, out *botOutcome) {
 	orders, err := b.store.UserOrders(user, 20)
 	if err != nil {
-		out.say(chat, "Your orders cannot be read right now; please try again.")
+		out.sayT(chat, "OrdersUnreadable")
 		return
 	}
 	if len(orders) == 0 {
-		out.say(chat, "You have no orders yet. See /plans.")
+		out.sayT(chat, "NoOrders")
 		return
 	}
 	var sb strings.Builder
-	sb.WriteString("<b>Your orders</b>\n")
+	sb.WriteString(out.p.T("OrdersTitle"))
+	sb.WriteString("\n")
 	for _, o := range orders {
-		fmt.Fprintf(&sb, "\n#%d %s in %s — %s", o.ID, html.EscapeString(o.SpecID), html.EscapeString(o.Region), statusWords[o.Status])
+		sb.WriteString("\n")
+		sb.WriteString(out.p.T("OrdersLine", "ID", o.ID, "Spec", html.EscapeString(o.SpecID), "Region", html.EscapeString(o.Region), "Status", statusWord(out.p, o.Status)))
 		if o.Status == store.OrderActive {
 			fmt.Fprintf(&sb, " <code>%s</code>", html.EscapeString(o.IPAddress))
 		}
@@ -321,11 +378,11 @@ func (b *bot) cancel(chat, user int64, args string, out *botOutcome) {
 	done, err := b.store.UpdateOrder(o.ID, cancelPending(now))
 	switch {
 	case errors.Is(err, ErrOrderState):
-		out.say(chat, "Order #%d is %s and can no longer be cancelled.", o.ID, statusWords[o.Status])
+		out.sayT(chat, "CancelTooLate", "ID", o.ID, "Status", statusWord(out.p, o.Status))
 	case err != nil:
-		out.say(chat, "Order #%d could not be cancelled right now; please try again.", o.ID)
+		out.sayT(chat, "CancelFailed", "ID", o.ID)
 	default:
-		out.say(chat, "Order #%d cancelled; %s released to your balance.", o.ID, b.money(o.PricePaid))
+		out.sayT(chat, "CancelDone", "ID", o.ID, "Amount", out.p.Money(o.PricePaid))
 		out.effects = append(out.effects, forgetOrder{id: o.ID}, publishEvent{ev: orderFeedEvent(done, "cancelled", now)})
 	}
 }
@@ -336,10 +393,10 @@ func (b *bot) terminate(chat, user int64, args string, out *botOutcome) {
 		return
 	}
 	if o.Status != store.OrderActive {
-		out.say(chat, "Order #%d is %s; only a running server can be terminated.", o.ID, statusWords[o.Status])
+		out.sayT(chat, "TerminateNotRunning", "ID", o.ID, "Status", statusWord(out.p, o.Status))
 		return
 	}
-	out.say(chat, "Deleting the server of order #%d…", o.ID)
+	out.sayT(chat, "TerminateStarted", "ID", o.ID)
 	out.effects = append(out.effects, terminateOrder{id: o.ID, userID: user})
 }
 
@@ -352,7 +409,7 @@ func (b *bot) password(chat, user int64, args string, out *botOutcome) {
 		return
 	}
 	if o.Status != store.OrderActive {
-		out.say(chat, "Order #%d is %s; a root password is only sent for a running server.", o.ID, statusWords[o.Status])
+		out.sayT(chat, "PasswordNotRunning", "ID", o.ID, "Status", statusWord(out.p, o.Status))
 		return
 	}
 	window := b.passwords.window
@@ -362,12 +419,11 @@ func (b *bot) password(chat, user int64, args string, out *botOutcome) {
 	ready, ok := readyAt(o)
 	switch {
 	case b.passwords.providerChooses != nil && b.passwords.providerChooses(o.Provider):
-		out.say(chat, "The root password of order #%d was chosen by the provider and sent once; hangar does not keep it. Reset it from the provider's console.", o.ID)
+		out.sayT(chat, "PasswordProviderChose", "ID", o.ID)
 	case !ok || b.clock.Now().Sub(ready) > window:
-		out.say(chat, "The root password of order #%d can only be sent again within %d minutes of the server being ready. Reset it from the provider's console.", o.ID, int(window.Minutes()))
+		out.sayT(chat, "PasswordWindowPassed", "ID", o.ID, "Minutes", int(window.Minutes()))
 	default:
-		msg := htmlMessage(chat, fmt.Sprintf("🔑 Root password of order #%d (<code>%s</code>): <tg-spoiler>%s</tg-spoiler>\nChange it after your first login.",
-			o.ID, html.EscapeString(o.IPAddress), store.RootPasswordPlaceholder))
+		msg := htmlMessage(chat, out.p.T("PasswordAgain", "ID", o.ID, "IP", html.EscapeString(o.IPAddress), "Password", store.RootPasswordPlaceholder))
 		msg.SecretOrderID = o.ID
 		out.replies = append(out.replies, msg)
 	}
@@ -389,7 +445,7 @@ type passwordPolicy struct {
 }
 
 // slowDownReply is the one message a user gets when their window fills up.
-func slowDownReply(u *models.Update, wait time.Duration) []store.OutboxMessage {
+func (b *bot) slowDownReply(u *models.Update, wait time.Duration) []store.OutboxMessage {
 	chat := chatID(u)
 	if chat == 0 {
 		return nil
@@ -398,8 +454,14 @@ func slowDownReply(u *models.Update, wait time.Duration) []store.OutboxMessage {
 	if secs < 1 {
 		secs = 1
 	}
-	return []store.OutboxMessage{htmlMessage(chat,
-		fmt.Sprintf("You are sending messages too fast. Please wait %d seconds; messages until then are ignored.", secs))}
+	var from *models.User
+	switch {
+	case u.Message != nil:
+		from = u.Message.From
+	case u.CallbackQuery != nil:
+		from = &u.CallbackQuery.From
+	}
+	return []store.OutboxMessage{htmlMessage(chat, b.printerFor(from).T("SlowDown", "Seconds", secs))}
 }
 
 func htmlMessage(chatID int64, text string) store.OutboxMessage {

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hangarhq/hangar/engine/catalog"
+	"github.com/hangarhq/hangar/engine/i18n"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -38,6 +39,7 @@ type Store interface {
 	OutboxStore
 	OrderStore
 	BotStore
+	PaymentStore
 	BroadcastStore
 	PauseStore
 	Ping(ctx context.Context) error
@@ -69,6 +71,11 @@ type Config struct {
 	Passwords PasswordSource
 	Broadcast BroadcastConfig
 	Billing   BillingConfig
+	// StarsRate is minor units of the catalogue currency per Telegram Star; 0 turns
+	// /topup off. Language is the bot's language for users whose client asks for one
+	// it does not speak (default ko).
+	StarsRate int64
+	Language  string
 }
 
 // QueueConfig tunes provisioning (seed 002's consumer settings). Zero values take the
@@ -165,6 +172,12 @@ type Engine struct {
 	bcast   *broadcastHandle
 	// pause mirrors the dispatcher's pause for readers outside it (the bot).
 	pause pauseFlag
+	// bot answers chat commands for every user actor; the webhook's pre-checkout
+	// answers and refunds use its catalogue and store too.
+	bot *bot
+	// payments is the sender's Stars half, nil when sending is off. Held apart from
+	// sender, which the broadcaster wraps in its meter.
+	payments paymentSender
 }
 
 // New builds an engine; Start spawns its actors.
@@ -179,9 +192,20 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	lang, err := i18n.New(cfg.Language, cfg.Catalog.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Engine{cfg: cfg, store: st, sender: sender, metrics: newMetrics(cfg.Registry),
-		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel}, nil
+	e := &Engine{cfg: cfg, store: st, sender: sender, metrics: newMetrics(cfg.Registry),
+		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel}
+	e.bot = &bot{store: st, catalog: cfg.Catalog, limit: cfg.Queue.OrderLimit, clock: cfg.Clock,
+		passwords: e.passwordPolicy(), pause: &e.pause, billing: cfg.Billing,
+		lang: lang, pay: st, starsRate: cfg.StarsRate}
+	if ps, ok := sender.(paymentSender); ok && sender.Enabled() {
+		e.payments = ps
+	}
+	return e, nil
 }
 
 // Start spawns the outbox sender and the update router, which re-delivers every update
@@ -274,6 +298,11 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 	if !e.started.Load() {
 		return false, ErrNotStarted
 	}
+	if h.PreCheckout {
+		// Before the back-pressure check: answering costs one store read and one call,
+		// and Telegram cancels the payment unless it hears within 10 s.
+		e.answerPreCheckout(raw)
+	}
 	if e.pending.Load() >= int64(e.cfg.MaxPending) {
 		e.metrics.updatesRefused.Inc()
 		return false, ErrBusy
@@ -332,12 +361,11 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
 		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
-		bot: &bot{store: e.store, catalog: e.cfg.Catalog, limit: e.cfg.Queue.OrderLimit, clock: e.cfg.Clock,
-			passwords: e.passwordPolicy(), pause: &e.pause, billing: e.cfg.Billing}}
+		bot: e.bot}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {
-	return outboxDeps{stop: e.ctx, orders: e.store, scrub: newScrubber(e.cfg.Secrets.Mask...), notes: e.notes(), cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.passwords(),
+	return outboxDeps{payments: e.payments, stop: e.ctx, orders: e.store, scrub: newScrubber(e.cfg.Secrets.Mask...), notes: e.notes(), cfg: e.cfg, store: e.store, sender: e.sender, metrics: e.metrics, password: e.passwords(),
 		engine: e.actors, feed: e.feed}
 }
 
@@ -345,7 +373,7 @@ func (e *Engine) dispatcherDeps() dispatcherDeps {
 	return dispatcherDeps{cfg: e.cfg, store: e.store, pauses: e.store, pause: &e.pause, metrics: e.queue, feed: e.feed, orders: orderDeps{
 		ctx: e.ctx, cfg: e.cfg, store: e.store, providers: e.cfg.Providers, catalog: e.cfg.Catalog,
 		metrics: e.metrics, queue: e.queue, feed: e.feed, outbox: func() *actor.PID { return e.outbox },
-		notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}, password: e.passwords(),
+		notes: e.notes(), password: e.passwords(),
 		billing: e.billingPID,
 	}}
 }

@@ -8,6 +8,8 @@ import "encoding/json"
 type UpdateHeader struct {
 	ID     int64
 	UserID int64 // 0 when the update has no sender (channel posts)
+	// PreCheckout marks a pre_checkout_query, answered on the webhook's path.
+	PreCheckout bool
 }
 
 type fromOnly struct {
@@ -21,6 +23,7 @@ type headerJSON struct {
 	Message       *fromOnly `json:"message"`
 	EditedMessage *fromOnly `json:"edited_message"`
 	CallbackQuery *fromOnly `json:"callback_query"`
+	PreCheckout   *fromOnly `json:"pre_checkout_query"`
 }
 
 // ParseUpdateHeader decodes an update's id and sender.
@@ -29,8 +32,8 @@ func ParseUpdateHeader(raw []byte) (UpdateHeader, error) {
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return UpdateHeader{}, err
 	}
-	out := UpdateHeader{ID: h.UpdateID}
-	for _, f := range []*fromOnly{h.Message, h.EditedMessage, h.CallbackQuery} {
+	out := UpdateHeader{ID: h.UpdateID, PreCheckout: h.PreCheckout != nil}
+	for _, f := range []*fromOnly{h.Message, h.EditedMessage, h.CallbackQuery, h.PreCheckout} {
 		if f != nil && f.From != nil {
 			out.UserID = f.From.ID
 			break

@@ -1,21 +1,53 @@
 package engine
 
 import (
-	"fmt"
 	"html"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/hangarhq/hangar/engine/catalog"
+	"github.com/hangarhq/hangar/engine/i18n"
 	"github.com/hangarhq/hangar/store"
 )
 
 // notes builds the Telegram messages the order lifecycle sends. They are queued in the
 // same transaction as the status change they announce, so a user is told exactly what
-// the store says.
+// the store says, in the language their own messages were last answered in.
 type notes struct {
 	adminChat int64
 	catalog   *catalog.Catalog
+	lang      *i18n.Catalog
+	users     languageReader
+}
+
+// languageReader is where notes find a user's language.
+type languageReader interface {
+	GetUserLanguage(user int64) (store.UserLanguage, error)
+}
+
+// fallbackLang serves notes built without a catalogue (in tests of one part).
+var fallbackLang sync.Map // currency → *i18n.Catalog
+
+// printer speaks to user: their /language choice, else their client's last
+// language_code, else the operator default. The admin chat (user 0) gets the default.
+func (n notes) printer(user int64) i18n.Printer {
+	c := n.lang
+	if c == nil {
+		cur := ""
+		if n.catalog != nil {
+			cur = n.catalog.Currency
+		}
+		v, ok := fallbackLang.Load(cur)
+		if !ok {
+			v, _ = fallbackLang.LoadOrStore(cur, i18n.MustNew(i18n.Korean, cur))
+		}
+		c = v.(*i18n.Catalog)
+	}
+	if user == 0 || n.users == nil {
+		return c.For(c.Default())
+	}
+	l, _ := n.users.GetUserLanguage(user)
+	return c.For(c.Pick(l.Chosen, l.Client))
 }
 
 func (n notes) planName(specID string) string {
@@ -31,32 +63,33 @@ func (n notes) planName(specID string) string {
 // re-derived by the sender at send time (SecretOrderID) or, when the provider chose
 // it, carried only in memory (transient) with a masked copy for the log.
 func (n notes) ready(o store.Order, password string) (msg store.OutboxMessage, transient bool) {
-	text := func(pw string) string {
-		return fmt.Sprintf("✅ <b>Your server is ready</b> (order #%d)\n\nPlan: %s\nRegion: %s\nIP: <code>%s</code>\nRoot password: <tg-spoiler>%s</tg-spoiler>\n\nConnect: <code>ssh root@%s</code>\nChange the password after your first login.",
-			o.ID, html.EscapeString(n.planName(o.SpecID)), html.EscapeString(o.Region), html.EscapeString(o.IPAddress), pw, html.EscapeString(o.IPAddress))
+	p := n.printer(o.TelegramUserID)
+	fields := func(pw string) []any {
+		return []any{"Title", p.T("ReadyTitle", "ID", o.ID), "Plan", html.EscapeString(n.planName(o.SpecID)),
+			"Region", html.EscapeString(o.Region), "IP", html.EscapeString(o.IPAddress), "Password", pw}
 	}
-	msg = htmlMessage(o.ChatID, text(store.RootPasswordPlaceholder))
+	msg = htmlMessage(o.ChatID, p.T("Ready", fields(store.RootPasswordPlaceholder)...))
 	if password == passwordUnknown {
-		msg.Text = strings.Replace(text("x"), "Root password: <tg-spoiler>x</tg-spoiler>",
-			"Root password: chosen by the provider and lost in transit; reset it from the provider's console", 1)
+		msg.Text = p.T("ReadyPasswordLost", fields("")...)
 		return msg, false
 	}
 	if password == "" {
 		msg.SecretOrderID = o.ID
 		return msg, false
 	}
-	msg.Text = text(html.EscapeString(password))
-	msg.LogText = text(store.PasswordMask)
+	msg.Text = p.T("Ready", fields(html.EscapeString(password))...)
+	msg.LogText = p.T("Ready", fields(store.PasswordMask)...)
 	return msg, true
 }
 
 // passwordUndelivered replaces a root password message Telegram refused. It carries no
-// secret, so it is stored like any other note.
+// secret, so it is stored like any other note. The chat is the user's private one.
 func (n notes) passwordUndelivered(id, chat int64, lost bool, window time.Duration) store.OutboxMessage {
+	p := n.printer(chat)
 	if lost {
-		return htmlMessage(chat, fmt.Sprintf("⚠️ Telegram refused the message with the root password of order #%d, and hangar cannot send it again. Please reset the root password from the provider's console, or register an SSH key with /sshkey for your next server.", id))
+		return htmlMessage(chat, p.T("PasswordUndeliveredLost", "ID", id))
 	}
-	return htmlMessage(chat, fmt.Sprintf("⚠️ Telegram refused the message with the root password of order #%d. Send <code>/password %d</code> within %d minutes of the server being ready to get it again; after that, reset it from the provider's console.", id, id, int(window.Minutes())))
+	return htmlMessage(chat, p.T("PasswordUndelivered", "ID", id, "Minutes", int(window.Minutes())))
 }
 
 // deadLettered tells the user, and the admin chat, that an order failed for good. A
@@ -64,19 +97,16 @@ func (n notes) passwordUndelivered(id, chat int64, lost bool, window time.Durati
 // same again will fail the same way: "try again later" would only cost them another
 // hold and another wait.
 func (n notes) deadLettered(o store.Order, permanent bool) []store.OutboxMessage {
-	text := fmt.Sprintf(
-		"❌ <b>Server creation failed</b> (order #%d)\n\nWe tried %d times and could not create your server. Your payment of %d was released back to your balance. Please try again later or contact support.",
-		o.ID, o.Attempts, o.PricePaid)
+	p := n.printer(o.TelegramUserID)
+	text := p.T("Failed", "ID", o.ID, "Attempts", o.Attempts, "Amount", p.Money(o.PricePaid))
 	if permanent {
-		text = fmt.Sprintf(
-			"❌ <b>Server creation failed</b> (order #%d)\n\nThis order cannot be fulfilled: %s.\nOrdering the same plan in the same region again will fail the same way; choose another plan or region with /plans, or contact support. Your payment of %d was released back to your balance.",
-			o.ID, html.EscapeString(o.LastError), o.PricePaid)
+		text = p.T("FailedPermanent", "ID", o.ID, "Reason", html.EscapeString(o.LastError), "Amount", p.Money(o.PricePaid))
 	}
 	out := []store.OutboxMessage{htmlMessage(o.ChatID, text)}
 	if n.adminChat != 0 {
-		out = append(out, htmlMessage(n.adminChat, fmt.Sprintf(
-			"🚨 <b>Dead letter</b>: order #%d\nUser: <code>%d</code>\nPlan: %s in %s (%s)\nAttempts: %d\nLast error: <code>%s</code>",
-			o.ID, o.TelegramUserID, html.EscapeString(o.SpecID), html.EscapeString(o.Region), html.EscapeString(o.Provider), o.Attempts, html.EscapeString(o.LastError))))
+		out = append(out, htmlMessage(n.adminChat, n.printer(0).T("DeadLetterAdmin", "ID", o.ID, "User", o.TelegramUserID,
+			"Spec", html.EscapeString(o.SpecID), "Region", html.EscapeString(o.Region), "Provider", html.EscapeString(o.Provider),
+			"Attempts", o.Attempts, "Error", html.EscapeString(o.LastError))))
 	}
 	return out
 }
@@ -85,5 +115,5 @@ func (n notes) cancelled(o store.Order) []store.OutboxMessage {
 	if o.ChatID == 0 {
 		return nil
 	}
-	return []store.OutboxMessage{htmlMessage(o.ChatID, fmt.Sprintf("Order #%d was cancelled; its payment was released to your balance.", o.ID))}
+	return []store.OutboxMessage{htmlMessage(o.ChatID, n.printer(o.TelegramUserID).T("OrderCancelledNote", "ID", o.ID))}
 }

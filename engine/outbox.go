@@ -61,6 +61,8 @@ type outboxDeps struct {
 	notes   notes
 	sender  Sender
 	metrics *metrics
+	// payments sends invoices (nil: sending is off).
+	payments paymentSender
 }
 
 const (
@@ -354,6 +356,12 @@ func (o *outboxSender) deliver(m store.OutboxMessage) error {
 	}
 	if m.CallbackQueryID != "" {
 		return o.d.sender.AnswerCallback(ctx, m.CallbackQueryID, m.Text)
+	}
+	if m.Invoice != nil {
+		if o.d.payments == nil {
+			return permanentSendError("this sender cannot send invoices")
+		}
+		return o.d.payments.SendInvoice(ctx, m)
 	}
 	return o.d.sender.Send(ctx, m)
 }

@@ -132,7 +132,9 @@ func (s scrubber) err(err error, extra ...string) error {
 	return &scrubbedError{msg: s.text(err.Error(), extra...), cause: err}
 }
 
-func (e *Engine) notes() notes { return notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog} }
+func (e *Engine) notes() notes {
+	return notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog, lang: e.bot.lang, users: e.store}
+}
 
 func (e *Engine) passwordPolicy() passwordPolicy {
 	return passwordPolicy{window: e.cfg.Secrets.window(), providerChooses: func(name string) bool {

@@ -94,8 +94,17 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		case allowed:
 			out := a.d.bot.handle(update)
 			replies, effects = out.replies, out.effects
+			if out.keep {
+				// Left in the inbox for the router's sweep to deliver again (a payment
+				// the store could not credit); the user hears now, once per try.
+				a.window = prev
+				for _, m := range replies {
+					c.Send(a.d.outbox, sendTransient{msg: m})
+				}
+				return
+			}
 		case warn:
-			replies = slowDownReply(update, a.window.ResetAt.Sub(now))
+			replies = a.d.bot.slowDownReply(update, a.window.ResetAt.Sub(now))
 		}
 		if !allowed {
 			a.d.metrics.rateLimited.Inc()

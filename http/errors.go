@@ -112,6 +112,16 @@ func domainError(err error) *apiError {
 		return newError(fiber.StatusConflict, "conflict", "the broadcast has already finished or been cancelled")
 	case errors.Is(err, engine.ErrNoRecipients):
 		return newError(fiber.StatusConflict, "no_recipients", "nobody has talked to the bot yet")
+	case errors.Is(err, store.ErrAlreadyRefunded):
+		return newError(fiber.StatusConflict, "already_refunded", "this payment was refunded already")
+	case errors.Is(err, store.ErrRefundUncovered):
+		return newError(fiber.StatusConflict, "refund_uncovered", "the user's available balance no longer covers this payment (they spent it); nothing was refunded")
+	case errors.Is(err, engine.ErrPaymentsOff):
+		return newError(fiber.StatusServiceUnavailable, "payments_off", err.Error())
+	case errors.Is(err, engine.ErrRefundRefused):
+		return newError(fiber.StatusBadGateway, "refund_refused", err.Error()+"; the balance was put back")
+	case errors.Is(err, engine.ErrRefundPending):
+		return newError(fiber.StatusBadGateway, "refund_pending", err.Error())
 	case errors.Is(err, engine.ErrNotStarted):
 		return errNotStarted
 	case errors.Is(err, store.ErrInsufficientStorage):

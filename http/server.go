@@ -78,6 +78,7 @@ type Deps struct {
 	Reconciler Reconciler // nil leaves /admin/reconcile unregistered
 	Backups    Backups    // nil leaves GET /admin/backup unregistered
 	Users      UserOrders // nil leaves GET /admin/users/:id/orders unregistered
+	Payments   Payments   // nil leaves /admin/payments unregistered
 	Logs       Logs       // nil leaves GET /admin/logs unregistered
 	Broadcasts Broadcasts // nil leaves /admin/broadcast unregistered
 	Pause      Pauser     // nil leaves /admin/queue/pause and /resume unregistered
@@ -192,6 +193,10 @@ func (s *Server) routes() {
 	}
 	if s.deps.Users != nil {
 		admin.Get("/users/:id/orders", s.userOrders)
+	}
+	if s.deps.Payments != nil {
+		admin.Get("/payments", s.payments)
+		admin.Post("/payments/:charge_id/refund", s.refundPayment)
 	}
 	if s.deps.Logs != nil {
 		admin.Get("/logs", s.logs)

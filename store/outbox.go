@@ -42,6 +42,9 @@ type OutboxMessage struct {
 	// LogText, when set, is what logs and the outlog keep instead of Text (a message
 	// that carries a secret and cannot be stored whole).
 	LogText string `json:"-"`
+	// Invoice makes this a sendInvoice (a /topup in Telegram Stars) rather than a
+	// text message; Text is its description, for the log and the console.
+	Invoice *InvoiceRequest `json:"invoice,omitempty"`
 }
 
 // RootPasswordPlaceholder stands for a root password in a stored message.

@@ -195,11 +195,16 @@ func (s *Store) BeginRefund(chargeID string) (Payment, error) {
 	return p, err
 }
 
-// FinishRefund records that Telegram refunded the Stars.
-func (s *Store) FinishRefund(chargeID string) (Payment, error) {
+// FinishRefund records that Telegram refunded the Stars, queueing notes (the user's
+// notice) in the same commit so that they are sent once.
+func (s *Store) FinishRefund(chargeID string, notes ...OutboxMessage) (Payment, error) {
 	now := s.now()
+	msgs, err := s.assignIDs(notes, now)
+	if err != nil {
+		return Payment{}, err
+	}
 	var p Payment
-	err := s.update(func(txn *tx) error {
+	err = s.update(func(txn *tx) error {
 		if err := getRecord(txn, paymentKey(chargeID), &p); err != nil {
 			return err
 		}
@@ -207,7 +212,10 @@ func (s *Store) FinishRefund(chargeID string) (Payment, error) {
 			return nil
 		}
 		p.Status, p.RefundedAt, p.LastError = PaymentRefunded, now, ""
-		return putRecord(txn, paymentKey(chargeID), &p, 0)
+		if err := putRecord(txn, paymentKey(chargeID), &p, 0); err != nil {
+			return err
+		}
+		return putOutboxAll(txn, msgs)
 	})
 	return p, err
 }

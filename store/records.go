@@ -249,7 +249,15 @@ func (m *OutboxMessage) AppendBinary(b []byte) ([]byte, error) {
 	b = appendTime(b, m.NextAt)
 	b = appendTime(b, m.SentAt)
 	b = appendString(b, m.CallbackQueryID)
-	return binary.AppendVarint(b, m.SecretOrderID), nil
+	b = binary.AppendVarint(b, m.SecretOrderID)
+	var invoice []byte
+	if m.Invoice != nil {
+		var err error
+		if invoice, err = json.Marshal(m.Invoice); err != nil {
+			return nil, err
+		}
+	}
+	return appendString(b, string(invoice)), nil
 }
 
 func (m *OutboxMessage) UnmarshalBinary(b []byte) error {
@@ -261,6 +269,12 @@ func (m *OutboxMessage) UnmarshalBinary(b []byte) error {
 	m.Status, m.Attempts, m.LastError = r.string(), int(r.int()), r.string()
 	m.CreatedAt, m.NextAt, m.SentAt = r.time(), r.time(), r.time()
 	m.CallbackQueryID, m.SecretOrderID = r.string(), r.int()
+	if invoice := r.string(); invoice != "" && r.err == nil {
+		m.Invoice = &InvoiceRequest{}
+		if err := json.Unmarshal([]byte(invoice), m.Invoice); err != nil {
+			return err
+		}
+	}
 	return r.err
 }
 

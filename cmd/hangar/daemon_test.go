@@ -65,6 +65,9 @@ func startDaemon(t *testing.T, dataDir string, env ...string) *daemon {
 		"HANGAR_WEBHOOK_SECRET="+hangartest.WebhookSecret,
 		"HANGAR_ADMIN_TOKEN="+hangartest.AdminToken,
 		"HANGAR_LOG_LEVEL=debug",
+		// The tests written before the bot spoke Korean read its English; a test that
+		// wants the default passes HANGAR_LANGUAGE=ko, which comes later and wins.
+		"HANGAR_LANGUAGE=en",
 		// The default floor (512MiB) would refuse every write on a nearly full test disk.
 		"HANGAR_MIN_FREE_DISK=16MiB",
 	)

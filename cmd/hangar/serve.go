@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/i18n"
 	"github.com/hangarhq/hangar/engine/telegram"
 	hangarhttp "github.com/hangarhq/hangar/http"
 	"github.com/hangarhq/hangar/internal/logring"
@@ -59,6 +60,8 @@ type serveConfig struct {
 	Storage             storageConfig
 	TelegramMode        string
 	Billing             billingConfig
+	StarsRate           int64
+	Language            string
 }
 
 func parseServeFlags(args []string) (serveConfig, error) { return parseServeFlagsTo(args, os.Stderr) }
@@ -90,6 +93,8 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	addStorageFlags(f, &c.Storage)
 	addBillingFlags(f, &c.Billing)
 	f.String(&c.TelegramMode, "telegram-mode", "HANGAR_TELEGRAM_MODE", "webhook", "how updates arrive: webhook (Telegram posts to /webhook; see hangar telegram setup) or polling (getUpdates, for a machine Telegram cannot reach; needs --bot-token)")
+	f.Int64(&c.StarsRate, "stars-rate", "HANGAR_STARS_RATE", 0, "minor units of the catalogue currency per Telegram Star, for /topup (0: top-ups off)")
+	f.String(&c.Language, "language", "HANGAR_LANGUAGE", "ko", "the bot's language (ko or en) for users whose Telegram client asks for neither")
 	addDemoFlag(f, &c.Demo)
 	f.String(&c.AuthorizedKeys, "authorized-keys", "HANGAR_AUTHORIZED_KEYS", "", "OpenSSH authorized_keys file of console operators (default DATA_DIR/authorized_keys)")
 	f.Int(&c.MaxConns, "max-conns", "HANGAR_MAX_CONNS", 0, "concurrent HTTP connections; more get 503 too_many_connections (0: three quarters of the descriptors left after a reserve, from RLIMIT_NOFILE)")
@@ -143,6 +148,12 @@ func (c serveConfig) validate() error {
 	errs = append(errs, c.Queue.validate())
 	errs = append(errs, c.Storage.validate())
 	errs = append(errs, c.Billing.validate())
+	if c.StarsRate < 0 {
+		errs = append(errs, errors.New("--stars-rate must be 0 (top-ups off) or a positive number of minor units per star"))
+	}
+	if !i18n.IsSupported(c.Language) {
+		errs = append(errs, fmt.Errorf("--language %q: use ko or en", c.Language))
+	}
 	switch {
 	case c.TelegramMode != "webhook" && c.TelegramMode != "polling":
 		errs = append(errs, fmt.Errorf("--telegram-mode %q: use webhook or polling", c.TelegramMode))
@@ -297,7 +308,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	eng, err := engine.New(engine.Config{
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxPending: cfg.MaxPending, Logger: log, Registry: reg,
 		Queue: cfg.Queue.engineConfig(), Providers: providers, Catalog: plans,
-		Passwords: vault, AdminChatID: cfg.AdminChatID,
+		Passwords: vault, AdminChatID: cfg.AdminChatID, StarsRate: cfg.StarsRate, Language: cfg.Language,
 		Reconcile: cfg.Queue.reconcileConfig(), Billing: cfg.Billing.engineConfig(),
 		Secrets: engine.SecretsConfig{PasswordWindow: cfg.Queue.PasswordWindow,
 			Mask: []string{cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey}},
@@ -322,7 +333,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
 		MaxConns: cfg.MaxConns, PrivateOps: cfg.MetricsAddr != "",
 	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st,
-		Reconciler: eng, Users: st, Logs: logs})
+		Reconciler: eng, Users: st, Logs: logs, Payments: eng})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

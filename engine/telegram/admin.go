@@ -17,7 +17,7 @@ import (
 
 // AllowedUpdates are the update types hangar handles: what setWebhook and getUpdates
 // ask Telegram for, so that nothing else is delivered (or counted against the bot).
-var AllowedUpdates = []string{"message", "callback_query"}
+var AllowedUpdates = []string{"message", "callback_query", "pre_checkout_query"}
 
 // Commands is the bot's command list as Telegram shows it in the chat's menu.
 var Commands = []models.BotCommand{
@@ -26,6 +26,8 @@ var Commands = []models.BotCommand{
 	{Command: "servers", Description: "Your servers"},
 	{Command: "status", Description: "An order's status: /status <id>"},
 	{Command: "balance", Description: "Your balance"},
+	{Command: "topup", Description: "Top up with Telegram Stars: /topup <amount>"},
+	{Command: "language", Description: "한국어 / English: /language ko|en"},
 	{Command: "cancel", Description: "Cancel an order that has not started: /cancel <id>"},
 	{Command: "terminate", Description: "Delete a server: /terminate <id>"},
 	{Command: "help", Description: "What this bot does"},

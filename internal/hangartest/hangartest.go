@@ -75,6 +75,11 @@ type Options struct {
 	Catalog   *catalog.Catalog
 	// AdminChatID receives dead-letter notices.
 	AdminChatID int64
+	// StarsRate switches /topup on (minor units per star). Language is the bot's
+	// default; empty is English, which the tests written before the bot spoke Korean
+	// read.
+	StarsRate int64
+	Language  string
 	// Billing sets the billing period, grace and reminders (default: 720h, far away).
 	Billing engine.BillingConfig
 }
@@ -149,6 +154,7 @@ func Start(t testing.TB, opts Options) *Env {
 		RateLimit: opts.RateLimit, RateWindow: opts.RateWindow, IdleTimeout: opts.IdleTimeout, MaxPending: opts.MaxPending, Clock: env.Clock, Logger: log,
 		Registry: env.Registry, SendInterval: time.Millisecond, Queue: opts.Queue,
 		Providers: opts.Providers, Catalog: opts.Catalog, Password: env.Password, AdminChatID: opts.AdminChatID,
+		StarsRate: opts.StarsRate, Language: cmp.Or(opts.Language, "en"),
 		Billing: opts.Billing,
 	}, es, tg)
 	if err != nil {
@@ -162,7 +168,7 @@ func Start(t testing.TB, opts Options) *Env {
 		MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
 		RateLimit: cmp.Or(opts.RateLimit, 30), RateWindow: cmp.Or(opts.RateWindow, time.Minute), Sending: true,
 	}, hangarhttp.Deps{Updates: env.Engine, RateLimits: env.Engine, Health: env.Engine, Store: st,
-		Orders: env.Engine, Balances: st, Blog: st, Inspector: st, Broadcasts: env.Engine, Pause: env.Engine, Audit: st})
+		Orders: env.Engine, Balances: st, Blog: st, Inspector: st, Broadcasts: env.Engine, Pause: env.Engine, Audit: st, Payments: env.Engine})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

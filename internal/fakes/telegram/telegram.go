@@ -46,6 +46,7 @@ type Server struct {
 	refused    []Message
 	blocked    map[int64]bool
 	hook       webhookState // setWebhook, getWebhookInfo, getUpdates (webhook.go)
+	pay        payState     // sendInvoice, answerPreCheckoutQuery, refundStarPayment (payments.go)
 }
 
 // New starts a fake that accepts only the given bot token.
@@ -204,7 +205,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case "getMe":
 		writeJSON(w, http.StatusOK, apiResponse{OK: true, Result: map[string]any{"id": 1, "is_bot": true, "first_name": "hangar", "username": "hangar_bot"}})
 	default:
-		if s.handleWebhook(w, r, method, params) {
+		if s.handleWebhook(w, r, method, params) || s.handlePayments(w, method, params) {
 			return
 		}
 		writeJSON(w, http.StatusNotFound, apiResponse{ErrorCode: 404, Description: "Not Found: method not found"})
