@@ -54,6 +54,10 @@ type anchorRun struct {
 	completed float64       // orders mode: orders completed per second, first POST to drained
 	cpu       time.Duration // server-side CPU (the anchor and its Redis, or hangar) in the timed part, to drained
 	n         int
+	// orders mode: from the last answer to the queue drained, its wall time and the
+	// servers' CPU in it (cores busy = drainCPU / drain: below 1 on two cores, the
+	// completion waits rather than computes).
+	drain, drainCPU time.Duration
 }
 
 // anchorKit holds the binaries one scenario run builds.
@@ -232,7 +236,7 @@ func medianDur(runs []anchorRun, v func(anchorRun) time.Duration) time.Duration 
 func printAnchorRun(name string, w anchorWork, r anchorRun) {
 	done := ""
 	if w.mode == "orders" {
-		done = fmt.Sprintf("   completed %6.0f/s", r.completed)
+		done = fmt.Sprintf("   completed %6.0f/s (drain %s, %.2f cores busy)", r.completed, fmtDur(r.drain), r.drainCPU.Seconds()/max(r.drain.Seconds(), 1e-9))
 	}
 	fmt.Printf("  %-34s %7.0f req/s   p50 %9s   p99 %9s%s   server cpu/req %s\n",
 		name, r.rate, fmtDur(r.p50), fmtDur(r.p99), done, fmtDur(r.cpuPerReq()))
@@ -350,7 +354,8 @@ func (k *anchorKit) runLoad(w anchorWork, addr string, servers ...*proc) (anchor
 		return t
 	}
 	var r anchorRun
-	var cpu0 time.Duration
+	var cpu0, cpuDrain time.Duration
+	var drainStart time.Time
 	var lines []string
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -359,6 +364,8 @@ func (k *anchorKit) runLoad(w anchorWork, addr string, servers ...*proc) (anchor
 		switch {
 		case line == "PHASE load":
 			cpu0 = cpu()
+		case line == "PHASE drain":
+			cpuDrain, drainStart = cpu(), time.Now()
 		case strings.HasPrefix(line, "RESULT "):
 			f := fields(line)
 			r.rate, _ = strconv.ParseFloat(f["rate"], 64)
@@ -373,7 +380,11 @@ func (k *anchorKit) runLoad(w anchorWork, addr string, servers ...*proc) (anchor
 		}
 	}
 	werr := cmd.Wait()
-	r.cpu = cpu() - cpu0
+	end := cpu()
+	r.cpu = end - cpu0
+	if !drainStart.IsZero() {
+		r.drain, r.drainCPU = time.Since(drainStart), end-cpuDrain
+	}
 	r.n, _ = strconv.Atoi(w.args[1])
 	if werr != nil || err != nil || r.rate == 0 || (w.mode == "orders" && r.completed == 0) {
 		return r, fmt.Errorf("generator: %v %v\n%s\n%s", werr, err, strings.Join(lines, "\n"), stderr.String())

@@ -72,11 +72,14 @@ func benchDurableWebhook() (loadResult, error) {
 	}
 	defer stack.close()
 
-	res, err := loadWebhook(stack.addr, true)
+	var logStats [2]store.LogStats
+	res, err := loadWebhook(stack.addr, true, func() { logStats[0] = stack.store.LogStats() })
+	logStats[1] = stack.store.LogStats()
 	if err != nil {
 		return res, err
 	}
 	res.print("hangar (durable)")
+	printLogStats(logStats[0], logStats[1])
 	left, took, err := waitInboxEmpty(stack.store, drainTimeout)
 	if err != nil {
 		return res, err
@@ -99,7 +102,7 @@ func benchBaselineWebhook(log *slog.Logger) (loadResult, error) {
 		return loadResult{}, err
 	}
 	defer stop()
-	res, err := loadWebhook(addr, false)
+	res, err := loadWebhook(addr, false, func() {})
 	if err == nil {
 		res.print("baseline (in-memory)")
 	}
@@ -216,11 +219,12 @@ func waitInboxEmpty(st *store.Store, timeout time.Duration) (left int, took time
 }
 
 // loadWebhook warms addr up, then measures it; profile turns on -cpuprofile for the
-// measured part.
-func loadWebhook(addr string, profile bool) (loadResult, error) {
+// measured part, and measured is called just before it.
+func loadWebhook(addr string, profile bool, measured func()) (loadResult, error) {
 	l := newWebhookLoad(addr, cfg.Clients)
 	ctx := context.Background()
 	runLoad(ctx, cfg.Clients, cfg.Warmup, l.do)
+	measured()
 	stopProfile, err := startCPUProfile(profile, "webhook")
 	if err != nil {
 		return loadResult{}, err
