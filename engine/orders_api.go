@@ -173,3 +173,56 @@ func cancelPending(now time.Time) func(o *store.Order) error {
 		return nil
 	}
 }
+
+// RenewOrder pays an active or suspended order's next period from its user's balance
+// now (a suspended server is powered back on); store.ErrInsufficientFunds when the
+// balance cannot.
+func (e *Engine) RenewOrder(id int64) (store.Order, error) {
+	if !e.started.Load() {
+		return store.Order{}, ErrNotStarted
+	}
+	o, err := e.store.GetOrder(id)
+	if err != nil {
+		return store.Order{}, err
+	}
+	now := e.cfg.Clock.Now()
+	change := renewal(now, e.cfg.Billing.Period, o.Period)
+	after := o
+	after.History = nil
+	if err := change(&after); err != nil {
+		return o, err
+	}
+	n := notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}
+	say := n.billingRenewed(after)
+	if o.Status == store.OrderSuspended {
+		say = n.billingResumed(after)
+	}
+	done, queued, err := e.store.UpdateOrderNotify(id, change, say...)
+	if errors.Is(err, errStaleRead) {
+		err = fmt.Errorf("%w: order %d changed meanwhile; try again", ErrOrderState, id)
+	}
+	if err != nil {
+		return o, err
+	}
+	e.actors.Send(e.outbox, queuedMessages{msgs: queued})
+	if done.Op != "" {
+		e.actors.Send(e.dispatcher, enqueueOp{order: done})
+	}
+	e.actors.Send(e.feed, publishEvent{ev: orderFeedEvent(done, "renewed", now)})
+	return done, nil
+}
+
+// SetAutoRenew turns an order's renewal on or off; with it off the server is deleted
+// when its paid period ends, with no grace.
+func (e *Engine) SetAutoRenew(id int64, on bool) (store.Order, error) {
+	if !e.started.Load() {
+		return store.Order{}, ErrNotStarted
+	}
+	now := e.cfg.Clock.Now()
+	done, err := e.store.UpdateOrder(id, autoRenew(now, !on))
+	if err != nil {
+		return done, err
+	}
+	e.actors.Send(e.feed, publishEvent{ev: orderFeedEvent(done, "auto_renew", now)})
+	return done, nil
+}

@@ -26,6 +26,7 @@ func viewOrder(o store.Order) api.Order {
 		t := o.DueAt.UTC()
 		v.NextRetryAt = &t
 	}
+	viewBilling(&v, o)
 	return v
 }
 

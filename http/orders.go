@@ -133,7 +133,7 @@ func (s *Server) provision(c *fiber.Ctx) error {
 	})
 }
 
-// statusResponse has exactly the seed's fields.
+// statusResponse has the seed's fields and the paid time (issue 17).
 type statusResponse struct {
 	OrderID      int64     `json:"order_id"`
 	Status       string    `json:"status"`
@@ -144,6 +144,9 @@ type statusResponse struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 	IPAddress    *string   `json:"ip_address"`
 	ErrorMessage *string   `json:"error_message"`
+	// PaidUntil is null until the server is active; Period counts the periods paid.
+	PaidUntil *time.Time `json:"paid_until"`
+	Period    int        `json:"period"`
 }
 
 func nullable(s string) *string {
@@ -167,5 +170,6 @@ func (s *Server) status(c *fiber.Ctx) error {
 		OrderID: o.ID, Status: o.Status, SpecID: o.SpecID, Region: o.Region, PricePaid: o.PricePaid,
 		CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC(),
 		IPAddress: nullable(o.IPAddress), ErrorMessage: nullable(o.LastError),
+		PaidUntil: nullableTime(o.PaidUntil), Period: o.Period,
 	})
 }

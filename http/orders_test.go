@@ -64,7 +64,7 @@ func TestProvisionAndStatusFollowTheSeed(t *testing.T) {
 	id := env.Order(t, 7, "sim-nano", "tokyo")
 	active := env.WaitStatus(t, id, store.OrderActive, 5*time.Second)
 
-	// GET /status has exactly the seed's fields.
+	// GET /status has exactly the seed's fields and the paid time (issue 17).
 	r := env.Bearer(t, http.MethodGet, "/status/"+itoa(id), nil)
 	var fields map[string]any
 	r.JSON(t, &fields)
@@ -73,7 +73,7 @@ func TestProvisionAndStatusFollowTheSeed(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if got := strings.Join(keys, ","); got != "created_at,error_message,ip_address,order_id,price_paid,region,spec_id,status,updated_at" {
+	if got := strings.Join(keys, ","); got != "created_at,error_message,ip_address,order_id,paid_until,period,price_paid,region,spec_id,status,updated_at" {
 		t.Fatalf("status fields = %s", got)
 	}
 	if fields["status"] != "active" || fields["ip_address"] != active.IPAddress || fields["error_message"] != nil {

@@ -78,6 +78,7 @@ type Deps struct {
 	Reconciler Reconciler // nil leaves /admin/reconcile unregistered
 	Backups    Backups    // nil leaves GET /admin/backup unregistered
 	Users      UserOrders // nil leaves GET /admin/users/:id/orders unregistered
+	Billing    Billing    // nil leaves /admin/orders/:id/renew and /autorenew unregistered
 	Payments   Payments   // nil leaves /admin/payments unregistered
 	Logs       Logs       // nil leaves GET /admin/logs unregistered
 	Broadcasts Broadcasts // nil leaves /admin/broadcast unregistered
@@ -170,6 +171,10 @@ func (s *Server) routes() {
 		admin.Get("/orders/:id", s.getOrder)
 		admin.Post("/orders/:id/cancel", s.cancelOrder)
 		admin.Post("/orders/:id/terminate", s.terminateOrder)
+		if s.deps.Billing != nil {
+			admin.Post("/orders/:id/renew", s.renewOrder)
+			admin.Post("/orders/:id/autorenew", s.setAutoRenew)
+		}
 		admin.Get("/plans", s.plans)
 		admin.Get("/dlq", s.listDeadLetters)
 		admin.Post("/dlq/requeue", s.requeueAllDeadLetters)

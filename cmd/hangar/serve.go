@@ -333,7 +333,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
 		MaxConns: cfg.MaxConns, PrivateOps: cfg.MetricsAddr != "",
 	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st,
-		Reconciler: eng, Users: st, Logs: logs, Payments: eng})
+		Reconciler: eng, Users: st, Logs: logs, Payments: eng, Billing: eng})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

@@ -76,6 +76,15 @@ type Order struct {
 	CreatedAt      time.Time      `json:"created_at"`
 	UpdatedAt      time.Time      `json:"updated_at"`
 	History        []HistoryEntry `json:"history"` // never null: [] when empty
+	// Billing (issue 17): the end of the paid time and how many periods were paid
+	// (null and 0 until the server is active), whether it renews, when a suspended
+	// server is deleted, and a provider operation waiting in the queue.
+	PaidUntil  *time.Time `json:"paid_until"`
+	Period     int        `json:"period"`
+	AutoRenew  bool       `json:"auto_renew"`
+	GraceUntil *time.Time `json:"grace_until,omitempty"`
+	Operation  string     `json:"operation,omitempty"` // power_off, power_on or delete
+	PoweredOff bool       `json:"powered_off,omitempty"`
 }
 
 // HistoryEntry is one lifecycle step of an order.

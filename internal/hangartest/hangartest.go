@@ -168,7 +168,7 @@ func Start(t testing.TB, opts Options) *Env {
 		MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
 		RateLimit: cmp.Or(opts.RateLimit, 30), RateWindow: cmp.Or(opts.RateWindow, time.Minute), Sending: true,
 	}, hangarhttp.Deps{Updates: env.Engine, RateLimits: env.Engine, Health: env.Engine, Store: st,
-		Orders: env.Engine, Balances: st, Blog: st, Inspector: st, Broadcasts: env.Engine, Pause: env.Engine, Audit: st, Payments: env.Engine})
+		Orders: env.Engine, Balances: st, Blog: st, Inspector: st, Broadcasts: env.Engine, Pause: env.Engine, Audit: st, Billing: env.Engine, Payments: env.Engine})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
