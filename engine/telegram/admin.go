@@ -30,6 +30,12 @@ var Commands = []models.BotCommand{
 	{Command: "language", Description: "한국어 / English: /language ko|en"},
 	{Command: "cancel", Description: "Cancel an order that has not started: /cancel <id>"},
 	{Command: "terminate", Description: "Delete a server: /terminate <id>"},
+	{Command: "renew", Description: "Pay a server's next period now: /renew <id>"},
+	{Command: "autorenew", Description: "Renew a server by itself or not: /autorenew <id> on|off"},
+	{Command: "topup", Description: "Top up your balance with Telegram Stars: /topup <amount>"},
+	{Command: "password", Description: "A new server's root password again: /password <id>"},
+	{Command: "sshkey", Description: "Create servers with your SSH key: /sshkey <public key>"},
+	{Command: "language", Description: "Answer in Korean or English: /language ko|en"},
 	{Command: "help", Description: "What this bot does"},
 }
 
