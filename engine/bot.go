@@ -182,15 +182,17 @@ func (b *bot) order(chat, user int64, args string, out *botOutcome) {
 		return
 	}
 	plan, err := b.catalog.Lookup(fields[0], fields[1])
-	switch {
-	case errors.Is(err, catalog.ErrUnknownRegion):
-		out.sayT(chat, "UnknownRegion")
-		return
-	case errors.Is(err, catalog.ErrPlanUnavailable):
-		out.sayT(chat, "PlanUnavailable")
-		return
-	case err != nil:
-		out.sayT(chat, "UnknownPlan")
+	if err != nil {
+		known, _ := b.catalog.Get(fields[0])
+		name, region := html.EscapeString(fields[0]), html.EscapeString(fields[1])
+		switch {
+		case errors.Is(err, catalog.ErrUnknownRegion):
+			out.sayT(chat, "UnknownRegion", "Plan", name, "Region", region, "Regions", html.EscapeString(strings.Join(known.Regions, ", ")))
+		case errors.Is(err, catalog.ErrPlanUnavailable):
+			out.sayT(chat, "PlanUnavailable", "Plan", name, "Provider", html.EscapeString(known.Provider))
+		default:
+			out.sayT(chat, "UnknownPlan", "Plan", name)
+		}
 		return
 	}
 	nonce, err := newNonce()

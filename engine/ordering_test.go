@@ -116,7 +116,7 @@ func TestChatOrderFlowEndToEnd(t *testing.T) {
 			c.send("/plans")
 			c.expect(tc.spec)
 			c.send(fmt.Sprintf("/order %s %s", tc.spec, tc.region))
-			quote := c.expect(`for <b>7,000 KRW</b> a month\?`)
+			quote := c.expect(`for <b>KRW 7,000</b> a month\?`)
 			var kb struct {
 				InlineKeyboard [][]struct {
 					Text         string `json:"text"`
@@ -164,7 +164,7 @@ func TestChatOrderFlowEndToEnd(t *testing.T) {
 			c.send("/servers")
 			c.expect(fmt.Sprintf(`#%d %s in %s — running`, orderID, tc.spec, tc.region))
 			c.send("/balance")
-			c.expect(`Balance: <b>13,000 KRW</b> available, 0 KRW held`)
+			c.expect(`Balance: <b>KRW 13,000</b> available, KRW 0 held`)
 			c.send(fmt.Sprintf("/status %d", orderID+5))
 			c.expect(fmt.Sprintf(`You have no order #%d`, orderID+5))
 
