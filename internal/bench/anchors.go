@@ -118,10 +118,14 @@ func runAnchorsBench() error {
 			kit.anchors[name] = bin
 		}
 	}
-	fmt.Printf("  %-24s %9s   the generator (internal/bench/anchors/load), hangar and the anchors; %d clients; load average %s\n",
-		"built", fmtDur(time.Since(t0)), cfg.Clients, loadAverage())
+	built := "the generator (internal/bench/anchors/load), hangar and the anchors"
+	if redis == "" {
+		built = "the generator (internal/bench/anchors/load) and hangar"
+	}
+	fmt.Printf("  %-24s %9s   %s; %d clients; load average %s\n", "built", fmtDur(time.Since(t0)), built, cfg.Clients, loadAverage())
 	if redis == "" {
 		fmt.Printf("  redis-server is not on PATH: the anchors need it (%s). Loading hangar alone.\n", redisInstall)
+		summaryNotes = append(summaryNotes, "anchors not run: redis-server is not on PATH; install it with: "+redisInstall)
 	} else {
 		out, _ := exec.Command(redis, "--version").Output()
 		fmt.Printf("  %s", out)

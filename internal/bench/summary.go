@@ -20,6 +20,9 @@ type summaryRow struct {
 
 var summaryRows []summaryRow
 
+// summaryNotes are lines a scenario wants repeated in the summary (why it ran short).
+var summaryNotes []string
+
 // summaryCPU holds CPU per accepted order (load generator and server together, the
 // accept phase) of each run of the prescribed floor and of hangar's orders scenario.
 var summaryCPU struct{ floor, hangar []time.Duration }
@@ -33,10 +36,13 @@ func summaryAdd(name string, ratios []float64, target float64, p99h, p99a time.D
 }
 
 func printSummary() {
-	if len(summaryRows) == 0 && (len(summaryCPU.floor) == 0 || len(summaryCPU.hangar) == 0) {
+	if len(summaryRows) == 0 && len(summaryNotes) == 0 && (len(summaryCPU.floor) == 0 || len(summaryCPU.hangar) == 0) {
 		return
 	}
 	fmt.Printf("\n== summary (issue 18) ==\n")
+	for _, n := range summaryNotes {
+		fmt.Printf("  %s\n", n)
+	}
 	for _, r := range summaryRows {
 		goal, verdict := "", ""
 		if r.target > 0 {
