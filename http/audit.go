@@ -21,13 +21,14 @@ type Audit interface {
 	AuditLog(limit int, before uint64) ([]store.AuditEntry, error)
 }
 
-// audit records every change asked of an admin route after its handler has run, so
+// audit records every change asked of an admin route (and every backup taken) after
+// its handler has run, so
 // the record says how it ended: who (principalOf), when, the route and the path with
 // its ids, what the body asked for (secrets left out, see auditDetail) and the status.
 // An error is turned into its response here, not by the app's error handler later,
 // because the status is what gets recorded.
 func (s *Server) audit(c *fiber.Ctx) error {
-	if !mutating(c) || s.deps.Audit == nil {
+	if !operatorsOnly(c) || s.deps.Audit == nil {
 		return c.Next()
 	}
 	if err := c.Next(); err != nil {

@@ -55,6 +55,7 @@ func TestViewersAreRefusedEveryChange(t *testing.T) {
 		{"admin token lowered to viewer", []string{"Authorization", "Bearer " + hangartest.AdminToken, "X-Hangar-Role", "viewer",
 			"X-Hangar-Actor", "SHA256:abc bob@desk"}, "admin token (console: SHA256:abc bob@desk)"},
 		{"console token without a role", []string{"Authorization", "Bearer " + hangartest.ConsoleToken}, "ssh console"},
+		{"viewer token claiming to be an operator", []string{"Authorization", "Bearer " + hangartest.ViewerToken, "X-Hangar-Role", "operator"}, "viewer token"},
 	}
 	for _, v := range viewers {
 		t.Run(v.name, func(t *testing.T) {

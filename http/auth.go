@@ -139,10 +139,23 @@ func mutating(c *fiber.Ctx) bool {
 	return true
 }
 
+// backupPath is the one read kept from viewers: a backup is every record of the store
+// at once (comment password hashes, visitors' IPs, sealed passwords), a copy to take
+// away rather than something to look at.
+const backupPath = "/admin/backup"
+
+var errBackupOperatorsOnly = newError(fiber.StatusForbidden, "read_only", "backups hold every record of the store: operators only")
+
+// operatorsOnly is a request only an operator may make, and that the audit log records.
+func operatorsOnly(c *fiber.Ctx) bool { return mutating(c) || c.Path() == backupPath }
+
 // refuseViewers answers a viewer's change 403 read_only before any handler runs; the
 // audit middleware around it records the refusal.
 func refuseViewers(c *fiber.Ctx) error {
-	if mutating(c) && principalOf(c).Role != RoleOperator {
+	if operatorsOnly(c) && principalOf(c).Role != RoleOperator {
+		if !mutating(c) {
+			return errBackupOperatorsOnly
+		}
 		return errReadOnly
 	}
 	return c.Next()
