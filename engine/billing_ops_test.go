@@ -1,0 +1,117 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/cloud"
+	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
+	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
+	"github.com/hangarhq/hangar/internal/hangartest"
+	"github.com/hangarhq/hangar/store"
+)
+
+const linodePrice = 7000 // linode-nano in the shipped catalogue
+
+// linodeBilling runs hangar on the Linode fake, so that suspension and deletion are
+// the real client's calls (POST …/shutdown, …/boot, DELETE) going through the queue.
+func linodeBilling(t *testing.T) (*hangartest.Env, *linodefake.Server, int64) {
+	t.Helper()
+	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
+	t.Cleanup(fake.Close)
+	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := hangartest.Start(t, hangartest.Options{AdminChatID: billAdmin, Billing: billing,
+		Queue:     engine.QueueConfig{MaxRetries: 2, Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
+		Providers: map[string]engine.Provider{"linode": lin}})
+	env.Deposit(t, billUser, linodePrice)
+	id := env.Order(t, billUser, "linode-nano", "ap-northeast")
+	env.WaitStatus(t, id, store.OrderActive, 10*time.Second)
+	return env, fake, id
+}
+
+// advanceUntil moves the fake clock in small steps (retries are due on it) until
+// cond holds.
+func advanceUntil(t *testing.T, env *hangartest.Env, what string, cond func() bool) {
+	t.Helper()
+	hangartest.WaitFor(t, 15*time.Second, what, func() bool {
+		if cond() {
+			return true
+		}
+		env.Clock.Advance(10 * time.Millisecond)
+		return false
+	})
+}
+
+func offAtLinode(fake *linodefake.Server) bool {
+	in := fake.Instances()
+	return len(in) == 1 && in[0].Off
+}
+
+// A power off the provider refuses for a while is retried with backoff and done; a
+// deposit powers the server back on; the delete at the end of the grace runs
+// through the queue too.
+func TestSuspensionRetriesProviderCalls(t *testing.T) {
+	env, fake, id := linodeBilling(t)
+	fake.FailNext(2, 503)
+	o, _ := env.Store.GetOrder(id)
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	advanceUntil(t, env, "the server off at Linode", func() bool { return offAtLinode(fake) })
+	o = waitOrder(t, env, id, "power off recorded", func(o store.Order) bool { return o.PoweredOff && o.Op == "" })
+	retries := 0
+	for _, h := range o.History {
+		if h.Event == "power_off_retry_scheduled" {
+			retries++
+		}
+	}
+	if o.Status != store.OrderSuspended || retries != 2 {
+		t.Fatalf("%s after %d retries, want suspended after 2: %+v", o.Status, retries, o.History)
+	}
+
+	env.Deposit(t, billUser, linodePrice)
+	advanceUntil(t, env, "the server on again", func() bool { return !offAtLinode(fake) && fake.Count() == 1 })
+	o = waitOrder(t, env, id, "resumed", func(o store.Order) bool { return o.Status == store.OrderActive && !o.PoweredOff && o.Op == "" })
+
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()) + billing.Grace)
+	advanceUntil(t, env, "deleted at Linode", func() bool { return fake.Count() == 0 })
+	env.WaitStatus(t, id, store.OrderTerminated, 10*time.Second)
+	var paths []string
+	for _, r := range fake.Requests() {
+		if r.Method == "POST" || r.Method == "DELETE" {
+			paths = append(paths, r.Method+" "+r.Path[strings.LastIndex(r.Path, "/"):])
+		}
+	}
+	t.Logf("provider calls: %v", paths)
+}
+
+// A power off that keeps failing goes to the dead letter list (the admin chat told),
+// stays there while the order is suspended, and a requeue runs it again.
+func TestSuspensionDeadLetterAndRequeue(t *testing.T) {
+	env, fake, id := linodeBilling(t)
+	fake.FailNext(3, 503) // MaxRetries 2: three failures are the last
+	o, _ := env.Store.GetOrder(id)
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	advanceUntil(t, env, "the power off dead-lettered", func() bool {
+		o, _ = env.Store.GetOrder(id)
+		return o.DeadLettered
+	})
+	if o.Status != store.OrderSuspended || o.Op != store.OpPowerOff || offAtLinode(fake) {
+		t.Fatalf("dead letter: %s op %q, off at Linode %v", o.Status, o.Op, offAtLinode(fake))
+	}
+	dead, _ := env.Engine.DeadLetters(10)
+	if len(dead) != 1 || dead[0].ID != id {
+		t.Fatalf("dead letters %+v", dead)
+	}
+	hangartest.WaitFor(t, 5*time.Second, "the admin chat told", func() bool {
+		return len(messagesTo(env, billAdmin, "power_off of order")) == 1
+	})
+	if _, err := env.Engine.RequeueDeadLetter(id); err != nil {
+		t.Fatal(err)
+	}
+	advanceUntil(t, env, "the server off after the requeue", func() bool { return offAtLinode(fake) })
+	o = waitOrder(t, env, id, "power off recorded", func(o store.Order) bool { return o.PoweredOff && o.Op == "" && !o.DeadLettered })
+}
