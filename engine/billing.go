@@ -454,6 +454,6 @@ func (e *Engine) startBilling() {
 		return
 	}
 	e.actors.Spawn(newBillingActor(billingDeps{ctx: e.ctx, cfg: e.cfg, store: st, dispatcher: e.dispatcher,
-		outbox: e.outbox, feed: e.feed, metrics: e.metrics, notes: notes{adminChat: e.cfg.AdminChatID, catalog: e.cfg.Catalog}}),
+		outbox: e.outbox, feed: e.feed, metrics: e.metrics, notes: e.notes()}),
 		billingKind, actor.WithID(billingID))
 }

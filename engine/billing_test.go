@@ -156,7 +156,7 @@ func TestBillingRenewRemindSuspendResumeTerminate(t *testing.T) {
 	if _, ok := env.Telegram.WaitMessages(3, 5*time.Second); !ok {
 		t.Fatal("messages not sent")
 	}
-	hangartest.WaitFor(t, 5*time.Second, "two reminders sent", func() bool { return len(messagesTo(env, billUser, "2,500 KRW missing")) == 2 })
+	hangartest.WaitFor(t, 5*time.Second, "two reminders sent", func() bool { return len(messagesTo(env, billUser, "KRW 2,500 missing")) == 2 })
 
 	// The period ends unpaid: suspended, powered off, nothing charged.
 	env.Clock.Advance(5 * time.Minute)

@@ -510,7 +510,7 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-func (b *bot) notes() notes { return notes{catalog: b.catalog} }
+func (b *bot) notes() notes { return notes{catalog: b.catalog, lang: b.lang, users: b.pay} }
 
 // renew pays the next period now (a suspended server comes back on).
 func (b *bot) renew(chat, user int64, args string, out *botOutcome) {
@@ -524,9 +524,9 @@ func (b *bot) renew(chat, user int64, args string, out *botOutcome) {
 		bal, _ := b.store.GetBalance(o.UserID)
 		out.say(chat, "%s", b.notes().billingRenewRefused(o, bal.Available))
 	case errors.Is(err, ErrOrderState):
-		out.say(chat, "%s", b.notes().billingNotRenewable(o, statusWords[o.Status]))
+		out.say(chat, "%s", b.notes().billingNotRenewable(o, statusWord(out.p, o.Status)))
 	case err != nil:
-		out.say(chat, "Order #%d cannot be renewed right now; please try again.", o.ID)
+		out.sayT(chat, "RenewFailed", "ID", o.ID)
 	default:
 		out.say(chat, "%s", b.notes().billingRenewedNow(done))
 		if done.Op != "" {
@@ -541,7 +541,7 @@ func (b *bot) autoRenew(chat, user int64, args string, out *botOutcome) {
 	id, word, _ := strings.Cut(strings.TrimSpace(args), " ")
 	word = strings.ToLower(strings.TrimSpace(word))
 	if word != "off" && word != "on" {
-		out.say(chat, "Usage: /autorenew &lt;order number&gt; off|on")
+		out.sayT(chat, "AutoRenewUsage")
 		return
 	}
 	o, ok := b.ownOrder(chat, user, id, "/autorenew", out)
@@ -551,9 +551,9 @@ func (b *bot) autoRenew(chat, user int64, args string, out *botOutcome) {
 	done, err := b.store.UpdateOrder(o.ID, autoRenew(b.clock.Now(), word == "off"))
 	switch {
 	case errors.Is(err, ErrOrderState):
-		out.say(chat, "%s", b.notes().billingNotRenewable(o, statusWords[o.Status]))
+		out.say(chat, "%s", b.notes().billingNotRenewable(o, statusWord(out.p, o.Status)))
 	case err != nil:
-		out.say(chat, "Order #%d cannot be changed right now; please try again.", o.ID)
+		out.sayT(chat, "AutoRenewFailed", "ID", o.ID)
 	default:
 		out.say(chat, "%s", b.notes().billingAutoRenew(done))
 	}

@@ -69,7 +69,7 @@ type SSHKeyStore interface {
 func (b *bot) sshKey(chat, user int64, args string, out *botOutcome) {
 	keys, ok := b.store.(SSHKeyStore)
 	if !ok {
-		out.say(chat, "SSH keys cannot be registered here.")
+		out.sayT(chat, "SSHKeysOff")
 		return
 	}
 	switch strings.ToLower(strings.TrimSpace(args)) {
@@ -77,32 +77,31 @@ func (b *bot) sshKey(chat, user int64, args string, out *botOutcome) {
 		k, err := keys.GetSSHKey(user)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			out.say(chat, "You have no SSH key registered. Send <code>/sshkey ssh-ed25519 AAAA… you@laptop</code> (the contents of your <code>~/.ssh/id_ed25519.pub</code>) and your next servers are created with it.")
+			out.sayT(chat, "SSHKeyNone")
 		case err != nil:
-			out.say(chat, "Your SSH key cannot be read right now; please try again.")
+			out.sayT(chat, "SSHKeyUnreadable")
 		default:
-			out.say(chat, "Your SSH key: <code>%s</code>\nNew servers are created with it. <code>/sshkey remove</code> forgets it.", html.EscapeString(k.Fingerprint))
+			out.sayT(chat, "SSHKeyShow", "Fingerprint", html.EscapeString(k.Fingerprint))
 		}
 		return
 	case "remove", "delete":
 		if err := keys.DeleteSSHKey(user); err != nil {
-			out.say(chat, "Your SSH key could not be removed right now; please try again.")
+			out.sayT(chat, "SSHKeyRemoveFailed")
 			return
 		}
-		out.say(chat, "Your SSH key is forgotten; servers already created keep it.")
+		out.sayT(chat, "SSHKeyRemoved")
 		return
 	}
 	k, err := parseSSHKey(user, args)
 	if err != nil {
-		out.say(chat, "%s.", html.EscapeString(upperFirst(err.Error())))
+		out.sayT(chat, "SSHKeyInvalid", "Error", html.EscapeString(upperFirst(err.Error())))
 		return
 	}
 	if err := keys.PutSSHKey(k); err != nil {
-		out.say(chat, "Your SSH key could not be saved right now; please try again.")
+		out.sayT(chat, "SSHKeySaveFailed")
 		return
 	}
-	out.say(chat, "🔑 SSH key <code>%s</code> registered. Servers you order from now on are created with it: log in with <code>ssh root@&lt;ip&gt;</code>. The root password still works until you switch password login off (<code>PasswordAuthentication no</code>).",
-		html.EscapeString(k.Fingerprint))
+	out.sayT(chat, "SSHKeyRegistered", "Fingerprint", html.EscapeString(k.Fingerprint))
 }
 
 // userSSHKeys returns the key the order's owner registered, if any; a store failure
