@@ -35,7 +35,9 @@ func runConsole(args []string) error {
 	if token == "" {
 		return errors.New("console: no admin token: set HANGAR_ADMIN_TOKEN or pass --token")
 	}
-	c, err := client.New(addr, token)
+	// Who sits at this console, as the audit log records it: only a claim made with the
+	// token, and recorded as one.
+	c, err := client.New(addr, token, client.WithIdentity("", localActor()))
 	if err != nil {
 		return err
 	}

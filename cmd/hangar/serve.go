@@ -58,6 +58,7 @@ type serveConfig struct {
 	MetricsAddr         string
 	ShutdownTimeout     time.Duration
 	Storage             storageConfig
+	Roles               roleConfig
 	TelegramMode        string
 	Billing             billingConfig
 	StarsRate           int64
@@ -91,6 +92,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	addBlogFlags(f, &c.Blog)
 	addQueueFlags(f, &c.Queue)
 	addStorageFlags(f, &c.Storage)
+	addRoleFlags(f, &c.Roles)
 	addBillingFlags(f, &c.Billing)
 	f.String(&c.TelegramMode, "telegram-mode", "HANGAR_TELEGRAM_MODE", "webhook", "how updates arrive: webhook (Telegram posts to /webhook; see hangar telegram setup) or polling (getUpdates, for a machine Telegram cannot reach; needs --bot-token)")
 	f.Int64(&c.StarsRate, "stars-rate", "HANGAR_STARS_RATE", 0, "minor units of the catalogue currency per Telegram Star, for /topup (0: top-ups off)")
@@ -147,6 +149,7 @@ func (c serveConfig) validate() error {
 	errs = append(errs, c.Blog.validate())
 	errs = append(errs, c.Queue.validate())
 	errs = append(errs, c.Storage.validate())
+	errs = append(errs, c.Roles.validate(c.AdminToken))
 	errs = append(errs, c.Billing.validate())
 	if c.StarsRate < 0 {
 		errs = append(errs, errors.New("--stars-rate must be 0 (top-ups off) or a positive number of minor units per star"))
@@ -252,7 +255,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	// the configured secrets before they are kept.
 	logs := logring.New(logring.DefaultCapacity)
 	log = slog.New(logring.Tee(log.Handler(), logs,
-		logring.NewScrubber(cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey)))
+		logring.NewScrubber(cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Roles.ViewerToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey)))
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -311,7 +314,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		Passwords: vault, AdminChatID: cfg.AdminChatID, StarsRate: cfg.StarsRate, Language: cfg.Language,
 		Reconcile: cfg.Queue.reconcileConfig(), Billing: cfg.Billing.engineConfig(),
 		Secrets: engine.SecretsConfig{PasswordWindow: cfg.Queue.PasswordWindow,
-			Mask: []string{cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey}},
+			Mask: []string{cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Roles.ViewerToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey}},
 	}, st, sender)
 	if err != nil {
 		return err
@@ -327,13 +330,15 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 
+	cfg.Roles.console = newConsoleToken()
 	srv := hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: cfg.WebhookSecret, AdminToken: cfg.AdminToken, MaxBody: cfg.MaxBody,
+		ViewerToken: cfg.Roles.ViewerToken, ConsoleToken: cfg.Roles.console,
 		Logger: log, Registry: reg, Blog: cfg.Blog.http(),
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
 		MaxConns: cfg.MaxConns, PrivateOps: cfg.MetricsAddr != "",
 	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st,
-		Reconciler: eng, Users: st, Logs: logs, Payments: eng, Billing: eng})
+		Reconciler: eng, Users: st, Logs: logs, Payments: eng, Billing: eng, Pause: eng, Audit: st})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
