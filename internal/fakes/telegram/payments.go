@@ -63,7 +63,7 @@ func (s *Server) Refunds() []Refund {
 	return append([]Refund(nil), s.pay.refunds...)
 }
 
-// WaitFor blocks until cond (called under the fake's lock) holds or timeout passes.
+// waitFor blocks until cond (called under the fake's lock) holds or timeout passes.
 func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
