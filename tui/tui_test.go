@@ -163,7 +163,7 @@ func TestOrdersFilterSortDetail(t *testing.T) {
 	if !b.d.WaitCall("Orders pending", waitFor) {
 		t.Fatalf("status filter did not reach the daemon: %v", b.d.Calls())
 	}
-	b.keys("s", "s", "s", "s", "s", "s") // back to all
+	b.keys("s", "s", "s", "s", "s", "s", "s") // back to all
 	b.waitScreen(t, "status all")
 	b.keys("o") // oldest first
 	b.waitScreen(t, "sort oldest")

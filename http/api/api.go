@@ -6,7 +6,7 @@ import (
 )
 
 // Order statuses, in the order the console cycles through them when filtering.
-var Statuses = []string{"pending", "provisioning", "active", "failed", "cancelled", "terminated"}
+var Statuses = []string{"pending", "provisioning", "active", "suspended", "failed", "cancelled", "terminated"}
 
 // QueueStats is GET /admin/queue and the payload of a snapshot event.
 type QueueStats struct {

@@ -36,6 +36,7 @@ func orderDetail(c *common.Common, o api.Order, width int) string {
 	if o.NextRetryAt != nil {
 		row("retry in", components.HumanDuration(o.NextRetryAt.Sub(now)))
 	}
+	billingRows(row, o, now)
 	row("ip", components.Deref(o.IPAddress))
 	row("instance", components.Deref(o.InstanceID))
 	row("created", components.Ago(now, o.CreatedAt))
@@ -66,7 +67,7 @@ func statusStyle(st styles.Styles, status string) lipgloss.Style {
 		return st.OK
 	case "failed":
 		return st.Alarm
-	case "provisioning", "pending":
+	case "provisioning", "pending", "suspended":
 		return st.Warn
 	default:
 		return st.Muted
