@@ -174,6 +174,9 @@ func (s *Server) routeOf(c *fiber.Ctx) string {
 	if r := c.Route(); r.Method != "USE" && r.Path != "/admin" && r.Path != "/api/admin" {
 		return r.Path
 	}
+	if c.Path() == backupPath {
+		return backupPath
+	}
 	path := strings.Split(strings.Trim(c.Path(), "/"), "/")
 	for _, r := range s.AdminChanges() {
 		if r.Method == c.Method() && patternMatches(strings.Split(strings.Trim(r.Path, "/"), "/"), path) {

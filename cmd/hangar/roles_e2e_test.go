@@ -222,7 +222,7 @@ func TestEveryChangeAuditedAcrossCrashAndViewersRefused(t *testing.T) {
 			t.Errorf("%s (answered %d) is not audited: %+v", what, outcomes[what], e)
 		}
 	}
-	if e, ok := got[key{"viewer token", "GET /admin/backup"}]; !ok || e.Status != 403 {
+	if e, ok := got[key{"viewer token", "GET /admin/backup"}]; !ok || e.Status != 403 || e.Route != "/admin/backup" {
 		t.Errorf("the viewer's refused backup is not audited: %+v", e)
 	}
 	if e, ok := got[key{"admin token", "GET /admin/backup"}]; !ok || e.Status != 200 {
