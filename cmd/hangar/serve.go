@@ -59,6 +59,7 @@ type serveConfig struct {
 	ShutdownTimeout     time.Duration
 	Storage             storageConfig
 	Roles               roleConfig
+	Broadcast           broadcastConfig
 	TelegramMode        string
 	Billing             billingConfig
 	StarsRate           int64
@@ -92,6 +93,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 	addBlogFlags(f, &c.Blog)
 	addQueueFlags(f, &c.Queue)
 	addStorageFlags(f, &c.Storage)
+	addBroadcastFlags(f, &c.Broadcast)
 	addRoleFlags(f, &c.Roles)
 	addBillingFlags(f, &c.Billing)
 	f.String(&c.TelegramMode, "telegram-mode", "HANGAR_TELEGRAM_MODE", "webhook", "how updates arrive: webhook (Telegram posts to /webhook; see hangar telegram setup) or polling (getUpdates, for a machine Telegram cannot reach; needs --bot-token)")
@@ -150,7 +152,7 @@ func (c serveConfig) validate() error {
 	errs = append(errs, c.Queue.validate())
 	errs = append(errs, c.Storage.validate())
 	errs = append(errs, c.Roles.validate(c.AdminToken))
-	errs = append(errs, c.Billing.validate())
+	errs = append(errs, c.Broadcast.validate(), c.Billing.validate())
 	if c.StarsRate < 0 {
 		errs = append(errs, errors.New("--stars-rate must be 0 (top-ups off) or a positive number of minor units per star"))
 	}
@@ -312,7 +314,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, MaxPending: cfg.MaxPending, Logger: log, Registry: reg,
 		Queue: cfg.Queue.engineConfig(), Providers: providers, Catalog: plans,
 		Passwords: vault, AdminChatID: cfg.AdminChatID, StarsRate: cfg.StarsRate, Language: cfg.Language,
-		Reconcile: cfg.Queue.reconcileConfig(), Billing: cfg.Billing.engineConfig(),
+		SendInterval: cfg.Broadcast.sendInterval(), Broadcast: cfg.Broadcast.engineConfig(), Billing: cfg.Billing.engineConfig(),
+		Reconcile: cfg.Queue.reconcileConfig(),
 		Secrets: engine.SecretsConfig{PasswordWindow: cfg.Queue.PasswordWindow,
 			Mask: []string{cfg.BotToken, cfg.WebhookSecret, cfg.AdminToken, cfg.Roles.ViewerToken, cfg.Queue.LinodeToken, cfg.Queue.VultrKey}},
 	}, st, sender)
@@ -338,7 +341,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow, Sending: sender.Enabled(),
 		MaxConns: cfg.MaxConns, PrivateOps: cfg.MetricsAddr != "",
 	}, hangarhttp.Deps{Updates: eng, RateLimits: eng, Health: eng, Store: st, Blog: st, Orders: eng, Balances: st, Inspector: st, Backups: st,
-		Reconciler: eng, Users: st, Logs: logs, Payments: eng, Billing: eng, Pause: eng, Audit: st})
+		Reconciler: eng, Users: st, Logs: logs, Broadcasts: eng, Pause: eng, Audit: st, Payments: eng, Billing: eng})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
