@@ -64,15 +64,13 @@ func FuzzOrderBodies(f *testing.F) {
 	})
 }
 
+// countOrders counts every order in one read of the order records (status "" lists
+// them all), so that an order moving between statuses meanwhile is counted once.
 func countOrders(t *testing.T, env *hangartest.Env) int {
 	t.Helper()
-	n := 0
-	for _, st := range store.OrderStatuses {
-		orders, err := env.Store.ListOrders(st, 1<<20, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += len(orders)
+	orders, err := env.Store.ListOrders("", 1<<20, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return n
+	return len(orders)
 }
