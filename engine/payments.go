@@ -219,8 +219,9 @@ func (e *Engine) answerPreCheckout(raw []byte) {
 	}
 	q := u.Query
 	msgID := e.checkPreCheckout(q)
-	bot := e.bot
-	p := bot.printerFor(q.From)
+	// Read-only: a write here would put a disk sync into Telegram's 10 s.
+	lang, _ := e.bot.pay.GetUserLanguage(q.From.ID)
+	p := e.bot.lang.For(e.bot.lang.Pick(lang.Chosen, q.From.LanguageCode))
 	ps := e.payments
 	if ps == nil {
 		e.cfg.Logger.Warn("pre_checkout_query not answered: Telegram sending is off", "user", q.From.ID)
