@@ -115,3 +115,20 @@ func TestSuspensionDeadLetterAndRequeue(t *testing.T) {
 	advanceUntil(t, env, "the server off after the requeue", func() bool { return offAtLinode(fake) })
 	o = waitOrder(t, env, id, "power off recorded", func(o store.Order) bool { return o.PoweredOff && o.Op == "" && !o.DeadLettered })
 }
+
+// An operator terminating a suspended order queues its delete like the end of the
+// grace does; the order is terminated once the provider confirms.
+func TestTerminateSuspendedOrder(t *testing.T) {
+	env, fake, id := linodeBilling(t)
+	o, _ := env.Store.GetOrder(id)
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	waitOrder(t, env, id, "suspended and off", func(o store.Order) bool { return o.PoweredOff && o.Op == "" })
+	if _, err := env.Engine.TerminateOrder(id); err != nil {
+		t.Fatal(err)
+	}
+	advanceUntil(t, env, "deleted at Linode", func() bool { return fake.Count() == 0 })
+	o = env.WaitStatus(t, id, store.OrderTerminated, 10*time.Second)
+	if o.Op != "" {
+		t.Fatalf("terminated with %q still queued", o.Op)
+	}
+}

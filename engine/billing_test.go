@@ -249,3 +249,46 @@ func TestAutoRenewOffEndsWithThePaidPeriod(t *testing.T) {
 		return len(messagesTo(env, billUser, "renewed")) >= 1 && len(messagesTo(env, billUser, "Auto-renew is <b>off</b>")) == 1
 	})
 }
+
+// poisonBalance panics reading one user's balance, as a corrupt record might.
+type poisonBalance struct {
+	engine.Store
+	user int64
+}
+
+func (p poisonBalance) GetBalance(user int64) (store.Balance, error) {
+	if user == p.user {
+		panic("poisoned balance")
+	}
+	return p.Store.GetBalance(user)
+}
+
+// A billing step that panics (here: reading one user's balance) is recovered and
+// counted: the daemon stays up and the other users' servers still renew.
+func TestBillingSurvivesAPoisonedOrder(t *testing.T) {
+	const poisoned, healthy = 61, 62
+	env := hangartest.Start(t, hangartest.Options{Billing: billing,
+		WrapStore: func(s engine.Store) engine.Store { return poisonBalance{Store: s, user: poisoned} }})
+	env.Deposit(t, poisoned, simPrice)
+	env.Deposit(t, healthy, simPrice*2)
+	bad := env.Order(t, poisoned, "sim-nano", "tokyo")
+	good := env.Order(t, healthy, "sim-nano", "tokyo")
+	env.WaitStatus(t, bad, store.OrderActive, 10*time.Second)
+	o := env.WaitStatus(t, good, store.OrderActive, 10*time.Second)
+	// The poisoned user's reminder reads the balance; it panics on every look.
+	for range 5 {
+		env.Clock.Advance(10 * time.Minute)
+		time.Sleep(20 * time.Millisecond)
+	}
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	waitOrder(t, env, good, "the healthy order renewed", func(o store.Order) bool { return o.Period == 2 })
+	if n := env.Metric(t, `hangar_actor_panics_total{kind="billing"}`); n < 1 {
+		t.Fatalf("billing panics counted: %v", n)
+	}
+	if _, err := env.Engine.Health(context.Background()); err != nil {
+		t.Fatalf("engine unhealthy after the panics: %v", err)
+	}
+	if o, _ := env.Store.GetOrder(bad); o.Status != store.OrderActive || o.Period != 1 {
+		t.Fatalf("poisoned order moved: %s period %d", o.Status, o.Period)
+	}
+}

@@ -394,7 +394,7 @@ func (b *bot) terminate(chat, user int64, args string, out *botOutcome) {
 	if !ok {
 		return
 	}
-	if o.Status != store.OrderActive {
+	if o.Status != store.OrderActive && o.Status != store.OrderSuspended {
 		out.sayT(chat, "TerminateNotRunning", "ID", o.ID, "Status", statusWord(out.p, o.Status))
 		return
 	}

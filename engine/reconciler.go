@@ -406,6 +406,7 @@ func finishTermination(st interface {
 		}
 		o.Status = store.OrderTerminated
 		o.Terminating = false
+		o.Op = "" // a billing call still queued has nothing left to act on
 		o.Record(now, "terminated", "")
 		return nil
 	}, htmlMessage(o.ChatID, fmt.Sprintf("🗑 The server of order #%d (%s) was deleted.", o.ID, html.EscapeString(o.IPAddress))))

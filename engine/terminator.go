@@ -59,6 +59,9 @@ func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResul
 	if req.userID != 0 && o.TelegramUserID != req.userID {
 		return orderOpResult{err: store.ErrNotFound}
 	}
+	if o.Status == store.OrderSuspended {
+		return t.queueDelete(c, o)
+	}
 	if o.Status != store.OrderActive {
 		return orderOpResult{err: fmt.Errorf("%w: order %d is %s", ErrOrderState, o.ID, o.Status)}
 	}
@@ -96,4 +99,26 @@ func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResul
 	c.Send(t.d.outbox(), pokeOutbox{})
 	c.Send(t.d.feed, publishEvent{ev: orderFeedEvent(done, "terminated", now)})
 	return orderOpResult{order: done, err: err}
+}
+
+// queueDelete ends a suspended server the way billing does at the end of its grace:
+// the delete waits in the queue behind any power call of the order, and the order
+// is terminated once the provider confirms.
+func (t *terminator) queueDelete(c *actor.Context, o store.Order) orderOpResult {
+	now := t.d.cfg.Clock.Now()
+	done, err := t.d.store.UpdateOrder(o.ID, func(o *store.Order) error {
+		if o.Status != store.OrderSuspended {
+			return ErrOrderState
+		}
+		if o.Op != store.OpDelete {
+			o.QueueOp(store.OpDelete, now)
+			o.Record(now, "terminate_requested", "")
+		}
+		return nil
+	})
+	if err != nil {
+		return orderOpResult{err: err}
+	}
+	c.Send(t.d.dispatcher, enqueueOp{order: done})
+	return orderOpResult{order: done}
 }
