@@ -111,6 +111,17 @@ func (n notes) deadLettered(o store.Order, permanent bool) []store.OutboxMessage
 	return out
 }
 
+// terminated tells the user their server is gone (the chat command, the admin API or
+// the reconciler's retry).
+func (n notes) terminated(o store.Order) store.OutboxMessage {
+	return htmlMessage(o.ChatID, n.printer(o.TelegramUserID).T("Terminated", "ID", o.ID, "IP", html.EscapeString(o.IPAddress)))
+}
+
+// terminateFailed says a deletion is being retried.
+func (n notes) terminateFailed(o store.Order) store.OutboxMessage {
+	return htmlMessage(o.ChatID, n.printer(o.TelegramUserID).T("TerminateFailed", "ID", o.ID))
+}
+
 func (n notes) cancelled(o store.Order) []store.OutboxMessage {
 	if o.ChatID == 0 {
 		return nil

@@ -340,7 +340,7 @@ func (o *outboxSender) send(m store.OutboxMessage, secret string) error {
 			secret = pw
 			m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, html.EscapeString(secret))
 		} else {
-			m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, passwordGone)
+			m.Text = strings.ReplaceAll(m.Text, store.RootPasswordPlaceholder, o.d.notes.printer(m.ChatID).T("PasswordGone"))
 		}
 	}
 	return o.d.scrub.err(o.deliver(m), secret)
@@ -449,9 +449,6 @@ func redactErr(err error) string {
 	}
 	return err.Error()
 }
-
-// passwordGone stands in for a root password that was already destroyed.
-const passwordGone = "(no longer kept: reset it from the provider's console)"
 
 type permanentSendError string
 

@@ -107,6 +107,7 @@ type reconcilerDeps struct {
 	scrub     scrubber
 	// passwords are swept on the termination tick: destroyed once past their window.
 	passwords PasswordSource
+	notes     notes
 }
 
 // reconciler compares what the providers hold with what the orders say. A crash
@@ -385,7 +386,7 @@ func (r *reconciler) retryTerminations(c *actor.Context) {
 			r.d.cfg.Logger.Warn("terminate: provider refused again; will retry", "order", id, "err", r.d.scrub.text(err.Error()))
 			continue
 		}
-		done, err := finishTermination(r.d.store, r.d.cfg.Clock.Now(), o)
+		done, err := finishTermination(r.d.store, r.d.cfg.Clock.Now(), o, r.d.notes.terminated(o))
 		if err != nil {
 			r.d.cfg.Logger.Error("terminate: server deleted but the order could not be updated; will retry", "order", id, "err", err)
 			continue
@@ -399,7 +400,7 @@ func (r *reconciler) retryTerminations(c *actor.Context) {
 // finishTermination marks an order whose server the provider has deleted.
 func finishTermination(st interface {
 	UpdateOrder(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, error)
-}, now time.Time, o store.Order) (store.Order, error) {
+}, now time.Time, o store.Order, note store.OutboxMessage) (store.Order, error) {
 	return st.UpdateOrder(o.ID, func(o *store.Order) error {
 		if o.Status != store.OrderActive {
 			return ErrOrderState
@@ -409,7 +410,7 @@ func finishTermination(st interface {
 		o.Op = "" // a billing call still queued has nothing left to act on
 		o.Record(now, "terminated", "")
 		return nil
-	}, htmlMessage(o.ChatID, fmt.Sprintf("🗑 The server of order #%d (%s) was deleted.", o.ID, html.EscapeString(o.IPAddress))))
+	}, note)
 }
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
@@ -425,7 +426,7 @@ func (e *Engine) startReconciler() {
 	}
 	e.actors.Spawn(newReconciler(reconcilerDeps{ctx: e.ctx, cfg: e.cfg, store: st, providers: e.cfg.Providers,
 		metrics: newReconcileMetrics(e.cfg.Registry), feed: e.feed, outbox: e.outbox, scrub: newScrubber(e.cfg.Secrets.Mask...),
-		passwords: e.passwords()}),
+		passwords: e.passwords(), notes: e.notes()}),
 		reconcilerKind, actor.WithID(reconcilerID))
 }
 

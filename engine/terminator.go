@@ -87,12 +87,11 @@ func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResul
 		if werr == nil {
 			tellReconciler(c, retryTermination{id: o.ID})
 		}
-		c.Send(t.d.outbox(), sendTransient{msg: htmlMessage(o.ChatID,
-			fmt.Sprintf("The server of order #%d could not be deleted right now; hangar keeps trying and tells you when it is gone.", o.ID))})
+		c.Send(t.d.outbox(), sendTransient{msg: t.d.notes.terminateFailed(o)})
 		return orderOpResult{err: fmt.Errorf("provider: %w", err)}
 	}
 	now := t.d.cfg.Clock.Now()
-	done, err := finishTermination(t.d.store, now, o)
+	done, err := finishTermination(t.d.store, now, o, t.d.notes.terminated(o))
 	if err != nil && !errors.Is(err, ErrOrderState) {
 		return orderOpResult{err: err}
 	}
