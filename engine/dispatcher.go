@@ -504,6 +504,11 @@ func (q *dispatcher) cancel(c *actor.Context, id int64) orderOpResult {
 	}
 	delete(q.waiting, id)
 	q.publish(c, o, "cancelled")
+	// The user's "cancelled" message is in the outbox now: offer it at once rather
+	// than at the outbox's next rescan (up to 30 s later).
+	if pid := q.d.orders.outbox(); pid != nil {
+		c.Send(pid, pokeOutbox{})
+	}
 	return orderOpResult{order: o}
 }
 

@@ -410,6 +410,16 @@ func TestCancel(t *testing.T) {
 	busy := env.Order(t, 42, "sim-nano", "tokyo")
 	<-p.started
 	waiting := env.Order(t, 42, "sim-nano", "tokyo")
+	about := func() int { // messages to the user naming the waiting order
+		n := 0
+		for _, m := range env.Telegram.Messages() {
+			if m.ChatID == 42 && strings.Contains(m.Text, fmt.Sprintf("#%d", waiting)) {
+				n++
+			}
+		}
+		return n
+	}
+	before := about() // an order taken over the API is not announced in the chat
 
 	tests := []struct {
 		name   string
@@ -431,6 +441,8 @@ func TestCancel(t *testing.T) {
 	if o.Status != store.OrderCancelled || o.Money != store.MoneyReleased {
 		t.Fatalf("cancelled order = %+v", o)
 	}
+	// The user hears of it at once, not at the outbox's next rescan 30 s later.
+	hangartest.WaitFor(t, 5*time.Second, "the cancellation message", func() bool { return about() > before })
 	close(p.gate)
 	env.WaitStatus(t, busy, store.OrderActive, 5*time.Second)
 	time.Sleep(30 * time.Millisecond)
