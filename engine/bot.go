@@ -63,9 +63,10 @@ type bot struct {
 	// lang holds the message catalogues; pay keeps invoices, payments and each user's
 	// language; starsRate is minor units of the catalogue currency per Telegram Star
 	// (0: /topup is off).
-	lang      *i18n.Catalog
-	pay       PaymentStore
-	starsRate int64
+	lang       *i18n.Catalog
+	pay        PaymentStore
+	starsRate  int64
+	payMetrics *paymentMetrics
 }
 
 // botOutcome is what handling one update produced: replies to queue with the update's

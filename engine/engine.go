@@ -201,7 +201,7 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel}
 	e.bot = &bot{store: st, catalog: cfg.Catalog, limit: cfg.Queue.OrderLimit, clock: cfg.Clock,
 		passwords: e.passwordPolicy(), pause: &e.pause, billing: cfg.Billing,
-		lang: lang, pay: st, starsRate: cfg.StarsRate}
+		lang: lang, pay: st, starsRate: cfg.StarsRate, payMetrics: newPaymentMetrics(cfg.Registry)}
 	if ps, ok := sender.(paymentSender); ok && sender.Enabled() {
 		e.payments = ps
 	}

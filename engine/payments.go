@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hangarhq/hangar/engine/i18n"
 	"github.com/hangarhq/hangar/engine/telegram"
@@ -191,7 +192,15 @@ func (b *bot) paid(m *models.Message, updateID int64, out *botOutcome) {
 		out.sayT(chat, "PaymentNotCredited", "Stars", sp.TotalAmount, "Charge", html.EscapeString(p.ChargeID))
 		return
 	}
-	credited, _, err := b.pay.CreditPayment(p)
+	credited, fresh, err := b.pay.CreditPayment(p)
+	switch {
+	case err != nil:
+		b.payMetrics.payments.WithLabelValues("failed").Inc()
+	case fresh:
+		b.payMetrics.payments.WithLabelValues("credited").Inc()
+	default:
+		b.payMetrics.payments.WithLabelValues("duplicate").Inc()
+	}
 	if err != nil {
 		// The update stays in the inbox and is tried again; the user hears now.
 		out.keep = true
@@ -218,12 +227,15 @@ func (e *Engine) answerPreCheckout(raw []byte) {
 		return
 	}
 	q := u.Query
+	start := time.Now()
+	defer func() { e.bot.payMetrics.preCheckoutSeconds.Observe(time.Since(start).Seconds()) }()
 	msgID := e.checkPreCheckout(q)
 	// Read-only: a write here would put a disk sync into Telegram's 10 s.
 	lang, _ := e.bot.pay.GetUserLanguage(q.From.ID)
 	p := e.bot.lang.For(e.bot.lang.Pick(lang.Chosen, q.From.LanguageCode))
 	ps := e.payments
 	if ps == nil {
+		e.bot.payMetrics.preCheckout.WithLabelValues("unanswered").Inc()
 		e.cfg.Logger.Warn("pre_checkout_query not answered: Telegram sending is off", "user", q.From.ID)
 		return
 	}
@@ -234,8 +246,14 @@ func (e *Engine) answerPreCheckout(raw []byte) {
 		text = p.T(msgID)
 	}
 	if err := ps.AnswerPreCheckoutQuery(ctx, q.ID, msgID == "", text); err != nil {
+		e.bot.payMetrics.preCheckout.WithLabelValues("unanswered").Inc()
 		e.cfg.Logger.Error("pre_checkout_query answer failed; Telegram will cancel the payment", "user", q.From.ID, "err", err)
 		return
+	}
+	if msgID == "" {
+		e.bot.payMetrics.preCheckout.WithLabelValues("ok").Inc()
+	} else {
+		e.bot.payMetrics.preCheckout.WithLabelValues("refused").Inc()
 	}
 	e.cfg.Logger.Info("pre_checkout_query answered", "user", q.From.ID, "ok", msgID == "", "stars", q.TotalAmount)
 }
@@ -271,6 +289,9 @@ func (e *Engine) RefundPayment(ctx context.Context, chargeID string) (store.Paym
 		return store.Payment{}, ErrPaymentsOff
 	}
 	p, err := e.bot.pay.BeginRefund(chargeID)
+	if errors.Is(err, store.ErrRefundUncovered) {
+		e.bot.payMetrics.refunds.WithLabelValues("uncovered").Inc()
+	}
 	if err != nil {
 		return p, err
 	}
@@ -288,13 +309,46 @@ func (e *Engine) RefundPayment(ctx context.Context, chargeID string) (store.Paym
 			return p, fmt.Errorf("%w (%v)", ErrRefundPending, err)
 		}
 		e.actors.Send(e.outbox, pokeOutbox{})
+		e.bot.payMetrics.refunds.WithLabelValues("refunded").Inc()
 		return done, nil
 	case errors.As(err, &tgErr) && tgErr.Permanent():
+		e.bot.payMetrics.refunds.WithLabelValues("refused").Inc()
 		back, rerr := e.bot.pay.ReverseRefund(chargeID, tgErr.Error())
 		if rerr != nil {
 			return p, fmt.Errorf("%w: %v; putting the money back failed too, ask again: %v", ErrRefundRefused, tgErr, rerr)
 		}
 		return back, fmt.Errorf("%w: %v", ErrRefundRefused, tgErr)
 	}
+	e.bot.payMetrics.refunds.WithLabelValues("pending").Inc()
 	return p, fmt.Errorf("%w: %v", ErrRefundPending, err)
+}
+
+// paymentMetrics count what Stars payments do, for the operator's dashboards.
+type paymentMetrics struct {
+	preCheckout        *prometheus.CounterVec // result: ok, refused, unanswered
+	preCheckoutSeconds prometheus.Histogram
+	payments           *prometheus.CounterVec // result: credited, duplicate, failed
+	refunds            *prometheus.CounterVec // result: refunded, refused, pending, uncovered
+}
+
+func newPaymentMetrics(reg prometheus.Registerer) *paymentMetrics {
+	m := &paymentMetrics{
+		preCheckout: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hangar_stars_precheckout_total", Help: "pre_checkout_query answers by result (unanswered: Telegram could not be told).",
+		}, []string{"result"}),
+		preCheckoutSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "hangar_stars_precheckout_seconds", Help: "Time to check and answer a pre_checkout_query; Telegram gives up at 10 s.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}),
+		payments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hangar_stars_payments_total", Help: "successful_payment deliveries by result (duplicate: the charge was credited before).",
+		}, []string{"result"}),
+		refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hangar_stars_refunds_total", Help: "Refunds asked by the admin, by result.",
+		}, []string{"result"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.preCheckout, m.preCheckoutSeconds, m.payments, m.refunds)
+	}
+	return m
 }

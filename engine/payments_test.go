@@ -167,6 +167,18 @@ func TestStarsTopUpPreCheckoutCreditAndRefund(t *testing.T) {
 		t.Fatalf("refundStarPayment calls %+v", got)
 	}
 	waitText(t, env, user, "환불")
+
+	for name, want := range map[string]float64{
+		`hangar_stars_precheckout_total{result="ok"}`:      1,
+		`hangar_stars_precheckout_total{result="refused"}`: 6, // five forged, one paid already
+		`hangar_stars_payments_total{result="credited"}`:   1,
+		`hangar_stars_payments_total{result="duplicate"}`:  1, // the same update twice is dropped at the webhook
+		`hangar_stars_refunds_total{result="refunded"}`:    1,
+	} {
+		if got := env.Metric(t, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
 }
 
 // A refund the user's balance no longer covers is refused and moves nothing.
