@@ -19,6 +19,11 @@ const linodePrice = 7000 // linode-nano in the shipped catalogue
 // the real client's calls (POST …/shutdown, …/boot, DELETE) going through the queue.
 func linodeBilling(t *testing.T) (*hangartest.Env, *linodefake.Server, int64) {
 	t.Helper()
+	return linodeBillingRetry(t, 20*time.Millisecond)
+}
+
+func linodeBillingRetry(t *testing.T, retryBase time.Duration) (*hangartest.Env, *linodefake.Server, int64) {
+	t.Helper()
 	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
 	t.Cleanup(fake.Close)
 	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
@@ -26,7 +31,7 @@ func linodeBilling(t *testing.T) (*hangartest.Env, *linodefake.Server, int64) {
 		t.Fatal(err)
 	}
 	env := hangartest.Start(t, hangartest.Options{AdminChatID: billAdmin, Billing: billing,
-		Queue:     engine.QueueConfig{MaxRetries: 2, Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
+		Queue:     engine.QueueConfig{MaxRetries: 2, Retry: engine.RetryPolicy{Base: retryBase}},
 		Providers: map[string]engine.Provider{"linode": lin}})
 	env.Deposit(t, billUser, linodePrice)
 	id := env.Order(t, billUser, "linode-nano", "ap-northeast")
@@ -130,5 +135,25 @@ func TestTerminateSuspendedOrder(t *testing.T) {
 	o = env.WaitStatus(t, id, store.OrderTerminated, 10*time.Second)
 	if o.Op != "" {
 		t.Fatalf("terminated with %q still queued", o.Op)
+	}
+}
+
+// A top-up while the power off waits for a long retry powers the server on at once:
+// the power on replaces the power off in the queue instead of waiting behind its
+// backoff (the test's clock does not move).
+func TestTopUpDoesNotWaitBehindAFailingPowerOff(t *testing.T) {
+	env, fake, id := linodeBillingRetry(t, time.Hour)
+	fake.FailNext(1, 503)
+	o, _ := env.Store.GetOrder(id)
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	waitOrder(t, env, id, "the power off waiting for its retry", func(o store.Order) bool {
+		return o.Op == store.OpPowerOff && o.OpAttempts == 1
+	})
+	env.Deposit(t, billUser, linodePrice)
+	o = waitOrder(t, env, id, "powered on without the clock moving", func(o store.Order) bool {
+		return o.Status == store.OrderActive && o.Op == ""
+	})
+	if offAtLinode(fake) || o.PoweredOff {
+		t.Fatalf("server off after the top-up: %+v", o.Billing)
 	}
 }

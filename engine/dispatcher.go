@@ -177,7 +177,7 @@ func (q *dispatcher) Receive(c *actor.Context) {
 		q.dispatch(c)
 	case enqueueOrder, enqueueOp:
 		o := orderOf(msg)
-		if q.push(o) {
+		if q.push(o) || q.replaceOp(o) {
 			q.counts.enqueued++
 			q.d.metrics.enqueued.Inc()
 		}
@@ -287,6 +287,20 @@ func (q *dispatcher) pushTo(h *readyHeap, o store.Order) bool {
 	w := queuedFor(o)
 	q.waiting[o.ID] = w
 	heap.Push(h, readyItem{due: w.due, id: o.ID})
+	return true
+}
+
+// replaceOp puts a provider operation that replaced the one waiting for its retry
+// (a top-up turning a failing power off into a power on) at its own due time,
+// rather than behind the old one's backoff.
+func (q *dispatcher) replaceOp(o store.Order) bool {
+	w, waiting := q.waiting[o.ID]
+	next := queuedFor(o)
+	if !waiting || next.op == "" || (next.op == w.op && !next.due.Before(w.due)) {
+		return false
+	}
+	q.waiting[o.ID] = next // the old heap entry no longer matches and is skipped
+	heap.Push(&q.ready, readyItem{due: next.due, id: o.ID})
 	return true
 }
 
