@@ -109,9 +109,11 @@ func benchFloorRun(bin, dir string, v floorVariant, run int) (orderRates, error)
 	if err != nil {
 		return orderRates{}, err
 	}
+	lifeCPU := processCPU() - cpu0 + f.cpu() - floorCPU0
 	printOrderLoad(fmt.Sprintf("%s run %d", v.name, run), res)
 	if v.name == "prescribed" {
-		summaryCPU.floor = append(summaryCPU.floor, res.CPUPerRequest())
+		// As for hangar: first POST to the last order done, generator included.
+		summaryCPU.floor = append(summaryCPU.floor, lifeCPU/ordersTotal)
 	}
 	r := orderRates{
 		accepted:  float64(res.Requests-res.Non200-res.Errors) / res.Elapsed.Seconds(),

@@ -31,7 +31,7 @@ type serveStack struct {
 // stackSpec is what a scenario sets of its stack.
 type stackSpec struct {
 	name   string // of the temp dir
-	engine func(log *slog.Logger, reg *prometheus.Registry) engine.Config
+	engine func(s *serveStack, log *slog.Logger, reg *prometheus.Registry) (engine.Config, error)
 	http   func(log *slog.Logger, reg *prometheus.Registry) hangarhttp.Config
 	deps   func(s *serveStack) hangarhttp.Deps
 	// timeStop prints how long engine.Stop took.
@@ -58,7 +58,11 @@ func (s *serveStack) start(log *slog.Logger) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	s.eng, err = engine.New(s.spec.engine(log, reg), s.store, telegram.Off{})
+	ecfg, err := s.spec.engine(s, log, reg)
+	if err != nil {
+		return err
+	}
+	s.eng, err = engine.New(ecfg, s.store, telegram.Off{})
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,9 @@ var summaryRows []summaryRow
 // summaryNotes are lines a scenario wants repeated in the summary (why it ran short).
 var summaryNotes []string
 
-// summaryCPU holds CPU per accepted order (load generator and server together, the
-// accept phase) of each run of the prescribed floor and of hangar's orders scenario.
+// summaryCPU holds CPU per order (load generator and server together, from the first
+// POST to the last order done) of each run of the prescribed floor and of hangar's
+// orders scenario.
 var summaryCPU struct{ floor, hangar []time.Duration }
 
 // summaryTargetCPU is issue 18's goal: hangar's CPU per order at most twice the

@@ -116,8 +116,8 @@ func webhookHTTPConfig(log *slog.Logger, reg *prometheus.Registry) hangarhttp.Co
 // webhookSpec is the stack of `hangar serve` for the webhook load.
 var webhookSpec = stackSpec{
 	name: "webhook",
-	engine: func(log *slog.Logger, reg *prometheus.Registry) engine.Config {
-		return engine.Config{RateLimit: webhookRateLimit, RateWindow: webhookWindow, Logger: log, Registry: reg}
+	engine: func(_ *serveStack, log *slog.Logger, reg *prometheus.Registry) (engine.Config, error) {
+		return engine.Config{RateLimit: webhookRateLimit, RateWindow: webhookWindow, Logger: log, Registry: reg}, nil
 	},
 	http: webhookHTTPConfig,
 	deps: func(s *serveStack) hangarhttp.Deps {
