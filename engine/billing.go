@@ -362,7 +362,7 @@ func (b *billingActor) commitChange(c *actor.Context, o store.Order, event strin
 		b.skip(o, err)
 		return o, err
 	}
-	b.afterCommit(c, done, queued, event)
+	b.afterCommit(c, o, done, queued, event)
 	return done, nil
 }
 
@@ -387,12 +387,12 @@ func (b *billingActor) retryLater(o store.Order, err error) {
 	heap.Push(&b.due, readyItem{due: at, id: o.ID})
 }
 
-func (b *billingActor) afterCommit(c *actor.Context, o store.Order, queued []store.OutboxMessage, event string) {
+func (b *billingActor) afterCommit(c *actor.Context, before, o store.Order, queued []store.OutboxMessage, event string) {
 	if len(queued) > 0 {
 		c.Send(b.d.outbox, queuedMessages{msgs: queued})
 	}
 	if o.Op != "" {
-		c.Send(b.d.dispatcher, enqueueOp{order: o})
+		c.Send(b.d.dispatcher, opEnqueue(before, o))
 	}
 	c.Send(b.d.feed, publishEvent{ev: orderFeedEvent(o, event, b.d.cfg.Clock.Now())})
 	b.d.cfg.Logger.Info("billing", "order", o.ID, "event", event, "status", o.Status, "period", o.Period, "paid_until", o.PaidUntil)
@@ -456,4 +456,10 @@ func (e *Engine) startBilling() {
 	e.actors.Spawn(newBillingActor(billingDeps{ctx: e.ctx, cfg: e.cfg, store: st, dispatcher: e.dispatcher,
 		outbox: e.outbox, feed: e.feed, metrics: e.metrics, notes: e.notes()}),
 		billingKind, actor.WithID(billingID))
+}
+
+// opEnqueue hands an order's queued provider operation to the dispatcher, saying
+// whether it took the place of a dead letter (QueueOp takes the order off the list).
+func opEnqueue(before, after store.Order) enqueueOp {
+	return enqueueOp{order: after, revived: before.DeadLettered && !after.DeadLettered}
 }

@@ -157,3 +157,26 @@ func TestTopUpDoesNotWaitBehindAFailingPowerOff(t *testing.T) {
 		t.Fatalf("server off after the top-up: %+v", o.Billing)
 	}
 }
+
+// A top-up while the power off is a dead letter takes the order off the list: the
+// power on replaces it, and the queue's dead letter count follows.
+func TestResumeReplacesADeadLetteredPowerOff(t *testing.T) {
+	env, fake, id := linodeBilling(t)
+	fake.FailNext(3, 503)
+	o, _ := env.Store.GetOrder(id)
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	advanceUntil(t, env, "the power off dead-lettered", func() bool {
+		o, _ = env.Store.GetOrder(id)
+		return o.DeadLettered
+	})
+	hangartest.WaitFor(t, 5*time.Second, "one dead letter counted", func() bool { return queueStats(t, env).DeadLetters == 1 })
+	env.Deposit(t, billUser, linodePrice)
+	o = waitOrder(t, env, id, "resumed", func(o store.Order) bool { return o.Status == store.OrderActive && o.Op == "" })
+	if o.DeadLettered || offAtLinode(fake) {
+		t.Fatalf("after the top-up: dead-lettered %v, off %v", o.DeadLettered, offAtLinode(fake))
+	}
+	if dead, _ := env.Engine.DeadLetters(10); len(dead) != 0 {
+		t.Fatalf("dead letters %v", dead)
+	}
+	hangartest.WaitFor(t, 5*time.Second, "no dead letter counted", func() bool { return queueStats(t, env).DeadLetters == 0 })
+}

@@ -531,7 +531,7 @@ func (b *bot) renew(chat, user int64, args string, out *botOutcome) {
 	default:
 		out.say(chat, "%s", b.notes().billingRenewedNow(done))
 		if done.Op != "" {
-			out.effects = append(out.effects, enqueueOp{order: done})
+			out.effects = append(out.effects, opEnqueue(o, done))
 		}
 		out.effects = append(out.effects, publishEvent{ev: orderFeedEvent(done, "renewed", b.clock.Now())})
 	}

@@ -19,7 +19,11 @@ type (
 	// enqueueOp puts an order's durable provider operation (store.Billing.Op: power
 	// off, power on, delete) on the same ready queue, under the same concurrency,
 	// retries, dead letters and one-per-order rule as a create.
-	enqueueOp struct{ order store.Order }
+	enqueueOp struct {
+		order store.Order
+		// revived: the operation replaced one in the dead letter list (the order left it).
+		revived bool
+	}
 	// recoverOrders rebuilds the queue from the store at start; answered with recoverOrdersResult.
 	recoverOrders       struct{}
 	recoverOrdersResult struct {
@@ -180,6 +184,9 @@ func (q *dispatcher) Receive(c *actor.Context) {
 		if q.push(o) || q.replaceOp(o) {
 			q.counts.enqueued++
 			q.d.metrics.enqueued.Inc()
+		}
+		if op, ok := msg.(enqueueOp); ok && op.revived {
+			q.deadLetters = max(0, q.deadLetters-1)
 		}
 		q.kick(c)
 	case attemptFinished:

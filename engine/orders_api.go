@@ -206,7 +206,7 @@ func (e *Engine) RenewOrder(id int64) (store.Order, error) {
 	}
 	e.actors.Send(e.outbox, queuedMessages{msgs: queued})
 	if done.Op != "" {
-		e.actors.Send(e.dispatcher, enqueueOp{order: done})
+		e.actors.Send(e.dispatcher, opEnqueue(o, done))
 	}
 	e.actors.Send(e.feed, publishEvent{ev: orderFeedEvent(done, "renewed", now)})
 	return done, nil

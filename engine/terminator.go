@@ -118,6 +118,6 @@ func (t *terminator) queueDelete(c *actor.Context, o store.Order) orderOpResult 
 	if err != nil {
 		return orderOpResult{err: err}
 	}
-	c.Send(t.d.dispatcher, enqueueOp{order: done})
+	c.Send(t.d.dispatcher, opEnqueue(o, done))
 	return orderOpResult{order: done}
 }
