@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hangarhq/hangar/store"
 )
@@ -87,6 +88,19 @@ type billingDeps struct {
 	feed       *actor.PID
 	metrics    *metrics
 	notes      notes
+	steps      *prometheus.CounterVec
+}
+
+// newBillingSteps counts billing's steps by kind (renewed, reminded, suspended,
+// resumed, expired, grace_ended) for /metrics.
+func newBillingSteps(reg prometheus.Registerer) *prometheus.CounterVec {
+	steps := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hangar_billing_steps_total", Help: "Billing steps taken: renewals, reminders, suspensions, resumptions, endings.",
+	}, []string{"step"})
+	if reg != nil {
+		reg.MustRegister(steps)
+	}
+	return steps
 }
 
 // billingPID is the billing actor, or nil before it runs.
@@ -395,6 +409,7 @@ func (b *billingActor) afterCommit(c *actor.Context, before, o store.Order, queu
 		c.Send(b.d.dispatcher, opEnqueue(before, o))
 	}
 	c.Send(b.d.feed, publishEvent{ev: orderFeedEvent(o, event, b.d.cfg.Clock.Now())})
+	b.d.steps.WithLabelValues(event).Inc()
 	b.d.cfg.Logger.Info("billing", "order", o.ID, "event", event, "status", o.Status, "period", o.Period, "paid_until", o.PaidUntil)
 	b.schedule(o)
 }
@@ -454,7 +469,7 @@ func (e *Engine) startBilling() {
 		return
 	}
 	e.actors.Spawn(newBillingActor(billingDeps{ctx: e.ctx, cfg: e.cfg, store: st, dispatcher: e.dispatcher,
-		outbox: e.outbox, feed: e.feed, metrics: e.metrics, notes: e.notes()}),
+		outbox: e.outbox, feed: e.feed, metrics: e.metrics, notes: e.notes(), steps: newBillingSteps(e.cfg.Registry)}),
 		billingKind, actor.WithID(billingID))
 }
 

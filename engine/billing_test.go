@@ -213,6 +213,11 @@ func TestBillingRenewRemindSuspendResumeTerminate(t *testing.T) {
 		}
 	}
 	hangartest.WaitFor(t, 5*time.Second, "user told of the deletion", func() bool { return len(messagesTo(env, billUser, "was deleted")) == 1 })
+	for step, want := range map[string]float64{"renewed": 1, "reminded": 2, "suspended": 2, "resumed": 1, "grace_ended": 1} {
+		if got := env.Metric(t, `hangar_billing_steps_total{step="`+step+`"}`); got != want {
+			t.Errorf("hangar_billing_steps_total{step=%q} = %v, want %v", step, got, want)
+		}
+	}
 }
 
 // With auto-renew off the server ends with its paid period: no renewal, no
