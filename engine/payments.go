@@ -222,6 +222,10 @@ type preCheckoutUpdate struct {
 // checks the payload against the stored invoice: same user, same amount, same
 // number of Stars, not paid, not expired.
 func (e *Engine) answerPreCheckout(raw []byte) {
+	// On the request's goroutine, outside any actor: a panic here would end the
+	// process, so it is recovered and counted like an actor's; Telegram then cancels
+	// the payment on its own.
+	defer recoverPanic(e.cfg.Logger, e.metrics, "precheckout", nil)
 	var u preCheckoutUpdate
 	if err := json.Unmarshal(raw, &u); err != nil || u.Query == nil || u.Query.From == nil {
 		return
