@@ -60,19 +60,24 @@ type serveConfig struct {
 	Storage             storageConfig
 	Roles               roleConfig
 	Broadcast           broadcastConfig
-	TelegramMode        string
 	Billing             billingConfig
+	TelegramMode        string
 	StarsRate           int64
 	Language            string
 }
 
-func parseServeFlags(args []string) (serveConfig, error) { return parseServeFlagsTo(args, os.Stderr) }
+func parseServeFlags(args []string) (serveConfig, error) {
+	return parseServeFlagsTo(args, os.Stdout, os.Stderr)
+}
 
-// parseServeFlagsTo parses with usage and errors written to out.
-func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
+// parseServeFlagsTo parses with the usage asked for written to out, and errors to errOut.
+func parseServeFlagsTo(args []string, out io.Writer, errOut ...io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(out)
+	stderr := out
+	if len(errOut) > 0 {
+		stderr = errOut[0]
+	}
 	f := &envFlags{fs: fs}
 	f.String(&c.DataDir, "data", "HANGAR_DATA_DIR", "./data", "data directory: the Badger store and the SSH host key")
 	f.String(&c.HTTPAddr, "http", "HANGAR_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address")
@@ -111,7 +116,7 @@ func parseServeFlagsTo(args []string, out io.Writer) (serveConfig, error) {
 		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, out, stderr); err != nil {
 		return c, err
 	}
 	if len(f.errs) > 0 {
@@ -152,6 +157,12 @@ func (c serveConfig) validate() error {
 	errs = append(errs, c.Queue.validate())
 	errs = append(errs, c.Storage.validate())
 	errs = append(errs, c.Roles.validate(c.AdminToken))
+	if c.MaxBody < 1<<10 {
+		errs = append(errs, errors.New("--max-body must be at least 1KiB"))
+	}
+	if c.MemoryLimit < 32<<20 {
+		errs = append(errs, errors.New("--memory-limit must be at least 32MiB"))
+	}
 	errs = append(errs, c.Broadcast.validate(), c.Billing.validate())
 	if c.StarsRate < 0 {
 		errs = append(errs, errors.New("--stars-rate must be 0 (top-ups off) or a positive number of minor units per star"))
@@ -197,6 +208,13 @@ func runServe(args []string) error {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
+	}
+	for _, u := range unknownEnv(os.Environ()) {
+		if u[1] != "" {
+			log.Warn("unknown environment variable: no setting reads it", "name", u[0], "did_you_mean", u[1])
+		} else {
+			log.Warn("unknown environment variable: no setting reads it", "name", u[0])
+		}
 	}
 	log.Info("scheduler", "gomaxprocs", store.TuneProcs(), "cpus", runtime.NumCPU())
 	cfg.connBudget(raiseFileLimit(log))
