@@ -381,7 +381,7 @@ func TestConsolePagesOrders(t *testing.T) {
 	con.keys("[")
 	con.wait(t, `status active\s+sort newest\s+orders 1–200 · \] older`)
 	con.since()
-	con.keys("s") // failed: the broken plan's dead letters, one page
+	con.keys("s", "s") // suspended (none), then failed: the broken plan's dead letters, one page
 	con.wait(t, `status failed\s+sort newest\s+orders 1–15\s+15 of 15 shown`)
 	con.since()
 	con.keys("]")
