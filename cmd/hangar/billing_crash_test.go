@@ -37,7 +37,7 @@ func TestBillingCrashRenewsEachPeriodOnce(t *testing.T) {
 		deposit             = orders*price + renewalsPaid*price + leftover
 	)
 	env := []string{
-		"HANGAR_SIM_LATENCY=20ms-80ms", "HANGAR_SIM_FAIL_RATE=0.1", "HANGAR_RETRY_BASE=100ms", "HANGAR_POLL_INTERVAL=20ms",
+		"HANGAR_SIM_LATENCY=20ms-80ms", "HANGAR_SIM_FAIL_RATE=0.05", "HANGAR_RETRY_BASE=100ms", "HANGAR_POLL_INTERVAL=20ms",
 		"HANGAR_CREATE_SETTLE=200ms",
 		"HANGAR_BILLING_PERIOD=2s", "HANGAR_BILLING_GRACE=2s", "HANGAR_BILLING_REMIND=1s",
 	}
