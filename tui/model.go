@@ -141,7 +141,7 @@ func New(o Options) *Model {
 	}
 	m.views = []common.View{
 		pages.NewOverview(c), pages.NewOrders(c), pages.NewDeadLetters(c), pages.NewRateLimits(c), pages.NewBlog(c), pages.NewOutbox(c),
-		pages.NewUser(c), pages.NewModeration(c), pages.NewLogs(c), pages.NewReconcile(c), pages.NewAudit(c),
+		pages.NewUser(c), pages.NewModeration(c), pages.NewLogs(c), pages.NewReconcile(c), pages.NewBroadcasts(c), pages.NewAudit(c),
 	}
 	m.resize(o.Width, o.Height)
 	m.render()
@@ -305,7 +305,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status, m.statusErr, m.notice = "✗ read-only: this console is a viewer's, so nothing was sent ("+
 				strings.TrimSuffix(msg.Prompt, "?")+")", true, true
 			m.render()
-			return m, nil
+			return m, msg.Declined
 		}
 		m.confirm = &msg
 		m.render()
@@ -398,8 +398,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 			m.status, m.statusErr, m.notice = working, false, false
 			return run
 		case key.Matches(msg, km.No):
+			declined := m.confirm.Declined
 			m.confirm = nil
 			m.status, m.statusErr = "cancelled", false
+			return declined
 		case msg.String() == "ctrl+c":
 			return m.quitCmd()
 		}

@@ -11,7 +11,7 @@ import (
 
 // changes are the Daemon methods that change something: a viewer's console calls none.
 var changes = []string{"CancelOrder", "TerminateOrder", "Requeue", "PurgeDLQ", "ResetRateLimit", "Deposit",
-	"DeleteComment", "MarkInquiryRead", "RunReconcile", "PauseQueue", "ResumeQueue"}
+	"DeleteComment", "MarkInquiryRead", "RunReconcile", "PauseQueue", "ResumeQueue", "CreateBroadcast", "CancelBroadcast"}
 
 func changeCalls(d *fakedaemon.Daemon) []string {
 	var out []string
@@ -43,6 +43,8 @@ func TestViewerConsoleRefusesEveryAction(t *testing.T) {
 		{"mark an inquiry read", "8", "cheap pills", []string{"i", "m"}, "was not marked"},
 		{"run the reconciler", "0", "60123457", []string{"r"}, "read-only"},
 		{"pause", "", "", []string{"p"}, "Pause provisioning"},
+		{"new broadcast", "0", "60123457", []string{"tab", "n"}, "sends no broadcast"},
+		{"cancel a broadcast", "0", "60123457", []string{"tab", "c"}, "Cancel broadcast #3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +61,8 @@ func TestViewerConsoleRefusesEveryAction(t *testing.T) {
 					b.waitScreen(t, "ledger (4)")
 				case k == "i":
 					b.waitScreen(t, "RSS feed")
+				case k == "tab":
+					b.waitScreen(t, "1 under way")
 				}
 			}
 			b.waitScreen(t, "read-only", tt.refusal)

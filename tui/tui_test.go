@@ -83,6 +83,12 @@ func (b bundle) keys(keys ...string) {
 			b.tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
 		case "down":
 			b.tm.Send(tea.KeyMsg{Type: tea.KeyDown})
+		case "up":
+			b.tm.Send(tea.KeyMsg{Type: tea.KeyUp})
+		case "ctrl+s":
+			b.tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
+		case "ctrl+d":
+			b.tm.Send(tea.KeyMsg{Type: tea.KeyCtrlD})
 		default:
 			b.tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
 		}

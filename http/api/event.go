@@ -22,6 +22,7 @@ type Event struct {
 	RateLimit *RateLimitEvent
 	Dropped   int
 	Conn      *ConnState
+	Broadcast *Broadcast
 }
 
 type OrderEvent struct {

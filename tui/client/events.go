@@ -187,6 +187,9 @@ func decodeEvent(typ, data string) (api.Event, bool) {
 	case api.EventRateLimit:
 		ev.RateLimit = new(api.RateLimitEvent)
 		err = json.Unmarshal([]byte(data), ev.RateLimit)
+	case api.EventBroadcast:
+		ev.Broadcast = new(api.Broadcast)
+		err = json.Unmarshal([]byte(data), ev.Broadcast)
 	case api.EventDropped:
 		var d struct {
 			Count int `json:"count"`

@@ -65,7 +65,13 @@ type Daemon interface {
 	ResumeQueue(ctx context.Context) (api.QueuePause, error)
 	// Audit is the audit log newest first, below entry before (0: the newest).
 	Audit(ctx context.Context, limit int, before uint64) (api.AuditPage, error)
-		// Events follows the live feed until ctx ends, reconnecting by itself; it reports
+	// Broadcasts are the newest limit broadcasts, newest first. CreateBroadcast sends
+	// text, exactly as given, to every user who has talked to the bot; CancelBroadcast
+	// stops broadcast id (an ended one is refused with a 409).
+	Broadcasts(ctx context.Context, limit int) ([]api.Broadcast, error)
+	CreateBroadcast(ctx context.Context, text string) (api.Broadcast, error)
+	CancelBroadcast(ctx context.Context, id int64) (api.Broadcast, error)
+	// Events follows the live feed until ctx ends, reconnecting by itself; it reports
 	// the stream's health as api.EventConn items and closes the channel at the end.
 	Events(ctx context.Context) (<-chan api.Event, error)
 }
@@ -82,7 +88,7 @@ type Common struct {
 	Currency string
 	// Role is the console's role as the daemon knows it ("" until it says).
 	Role string
-		// Down is set while the banner is up: pages say they wait instead of spinning.
+	// Down is set while the banner is up: pages say they wait instead of spinning.
 	Down   bool
 	Width  int
 	Height int

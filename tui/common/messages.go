@@ -24,10 +24,13 @@ type (
 	}
 	// ConfirmMsg asks the operator y/n before Run; pages send it for every action.
 	// Working is the status line while Run is in flight ("working…" when empty).
+	// Declined, when set, runs when the question is answered no or refused (a viewer's
+	// console), so a page that showed what it asks about can step back.
 	ConfirmMsg struct {
-		Prompt  string
-		Working string
-		Run     tea.Cmd
+		Prompt   string
+		Working  string
+		Run      tea.Cmd
+		Declined tea.Cmd
 	}
 	// ActionDoneMsg reports an action's outcome on the status line and makes every
 	// page re-read the daemon. OrderID names the order acted on, if one; Order, when

@@ -2,12 +2,16 @@ package pages
 
 import (
 	"fmt"
+	"html"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/hangarhq/hangar/http/api"
 	"github.com/hangarhq/hangar/tui/common"
@@ -29,6 +33,10 @@ type outbox struct {
 	tableView
 	ob   api.Outbox
 	msgs []api.Message
+	// pane shows the message under the cursor whole: with sending off, the outbox is
+	// the only place an operator sees what the bot said and which buttons it offered.
+	pane viewport.Model
+	open bool
 }
 
 var outboxCols = []components.Column{
@@ -36,12 +44,21 @@ var outboxCols = []components.Column{
 	{Title: "when", Min: 9, Drop: 2}, {Title: "text", Min: 16, Flex: 4}, {Title: "error", Min: 8, Flex: 1, Drop: 1},
 }
 
-func NewOutbox(c *common.Common) *outbox { return &outbox{tableView: newTableView(c, outboxCols)} }
+func NewOutbox(c *common.Common) *outbox {
+	return &outbox{tableView: newTableView(c, outboxCols), pane: viewport.New(40, 10)}
+}
 
-func (v *outbox) Title() string       { return "outbox" }
-func (v *outbox) Modal() bool         { return false }
-func (v *outbox) SetFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
-func (v *outbox) Keys() []key.Binding { return []key.Binding{v.c.Km.Up, v.c.Km.Down} }
+func (v *outbox) Title() string      { return "outbox" }
+func (v *outbox) Modal() bool        { return v.open }
+func (v *outbox) SetFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
+
+func (v *outbox) Keys() []key.Binding {
+	km := v.c.Km
+	if v.open {
+		return []key.Binding{km.Back, km.Up, km.Down}
+	}
+	return []key.Binding{km.Up, km.Down, km.Detail}
+}
 
 func (v *outbox) Refresh() tea.Cmd {
 	d, ctx := v.c.D, v.c.Ctx
@@ -87,10 +104,16 @@ func (v *outbox) rebuild() {
 	now := v.c.Now()
 	var rows []components.Row
 	for _, m := range v.msgs {
-		text := components.MaskSecrets(components.OneLine(m.Text))
+		text := components.MaskSecrets(components.OneLine(plainText(m)))
 		when := m.CreatedAt
 		if m.SentAt != nil {
 			when = *m.SentAt
+		}
+		if m.CallbackQueryID != "" {
+			text = "↩ " + text // the answer to a button press, shown over the chat
+		}
+		if n := countButtons(m); n > 0 {
+			text += fmt.Sprintf(" [%d buttons]", n)
 		}
 		cells := []string{strconv.FormatUint(m.ID, 10), strconv.FormatInt(m.ChatID, 10), m.Status, strconv.Itoa(m.Attempts), components.Ago(now, when), text, components.MaskSecrets(components.OneLine(m.LastError))}
 		if !components.ContainsFold(strings.Join(cells, " "), v.filt) {
@@ -99,11 +122,146 @@ func (v *outbox) rebuild() {
 		rows = append(rows, components.Row{Key: cells[0], Cells: cells})
 	}
 	v.tbl.SetRows(rows)
+	if v.open {
+		v.setPane()
+	}
+}
+
+// htmlTag is a tag of Telegram's HTML parse mode.
+var htmlTag = regexp.MustCompile(`<[^<>]*>`)
+
+// plainText is a message's text as the chat shows it, for the one-line summary: an
+// HTML message without its tags and entities (the detail shows it as sent).
+func plainText(m api.Message) string {
+	if !strings.EqualFold(m.ParseMode, "HTML") {
+		return m.Text
+	}
+	return html.UnescapeString(htmlTag.ReplaceAllString(m.Text, ""))
+}
+
+func countButtons(m api.Message) int {
+	n := 0
+	for _, row := range m.Buttons {
+		n += len(row)
+	}
+	return n
+}
+
+func (v *outbox) selected() (api.Message, bool) {
+	k, ok := v.tbl.SelectedKey()
+	for _, m := range v.msgs {
+		if ok && strconv.FormatUint(m.ID, 10) == k {
+			return m, true
+		}
+	}
+	return api.Message{}, false
 }
 
 func (v *outbox) HandleKey(msg tea.KeyMsg) tea.Cmd {
-	v.tbl.Update(msg)
+	km := v.c.Km
+	switch {
+	case key.Matches(msg, km.Back) && v.open:
+		v.open = false
+		v.SetSize(v.w, v.h)
+		return nil
+	case key.Matches(msg, km.Detail) && !v.open:
+		if v.tbl.Len() > 0 {
+			v.open = true
+			v.SetSize(v.w, v.h)
+			v.setPane()
+			v.pane.GotoTop()
+		}
+		return nil
+	}
+	if v.open && (msg.String() == "pgup" || msg.String() == "pgdown") {
+		// The table keeps up and down: the pane follows the cursor; page keys scroll
+		// a long message.
+		if msg.String() == "pgup" {
+			v.pane.HalfPageUp()
+		} else {
+			v.pane.HalfPageDown()
+		}
+		return nil
+	}
+	if v.tbl.Update(msg) && v.open {
+		v.setPane()
+		v.pane.GotoTop()
+	}
 	return nil
+}
+
+func (v *outbox) SetSize(w, h int) {
+	v.w, v.h = w, h
+	tw := w
+	if v.open {
+		tw = w * 45 / 100
+		v.pane.Width, v.pane.Height = w-tw-2, h-1
+	}
+	v.fitTable(tw)
+	if v.open {
+		v.setPane()
+	}
+}
+
+// setPane shows the selected message whole: its text as the bot sent it (secrets
+// masked), how Telegram parses it, each button with its callback data on a line of
+// its own (what hangar telegram press sends back), and for the answer to a button
+// press the callback query it answers.
+func (v *outbox) setPane() {
+	st, now, w := v.c.St, v.c.Now(), v.pane.Width
+	m, ok := v.selected()
+	if !ok {
+		v.pane.SetContent("")
+		return
+	}
+	wrap := lipgloss.NewStyle().Width(w)
+	var b strings.Builder
+	row := func(k, val string) {
+		b.WriteString(wrap.Render(st.Label.Render(fmt.Sprintf("%-8s", k))+" "+val) + "\n")
+	}
+	kind := "message"
+	if m.CallbackQueryID != "" {
+		kind = "button answer"
+	}
+	b.WriteString(st.Title.Render(fmt.Sprintf("%s #%d", kind, m.ID)) + "\n")
+	row("chat", strconv.FormatInt(m.ChatID, 10))
+	tries := "tries"
+	if m.Attempts == 1 {
+		tries = "try"
+	}
+	row("status", fmt.Sprintf("%s, %d %s", m.Status, m.Attempts, tries))
+	row("queued", components.Ago(now, m.CreatedAt))
+	if m.SentAt != nil {
+		row("sent", components.Ago(now, *m.SentAt))
+	}
+	parse := m.ParseMode
+	if parse == "" {
+		parse = "plain text"
+	}
+	row("parse", parse)
+	if m.CallbackQueryID != "" {
+		row("answers", "callback query "+m.CallbackQueryID)
+	}
+	if m.LastError != "" {
+		row("error", components.MaskSecrets(m.LastError))
+	}
+	b.WriteString("\n" + wrap.Render(components.MaskSecrets(m.Text)) + "\n")
+	if n := countButtons(m); n > 0 {
+		b.WriteString("\n" + st.Title.Render(fmt.Sprintf("buttons (%d)", n)) + st.Label.Render(": text → callback data") + "\n")
+		i := 0
+		for _, r := range m.Buttons {
+			for _, btn := range r {
+				i++
+				action := btn.CallbackData
+				if btn.URL != "" {
+					action = "url " + btn.URL
+				}
+				b.WriteString(wrap.Render(fmt.Sprintf("[%d] %s → ", i, components.OneLine(btn.Text))+st.Value.Render(action)) + "\n")
+			}
+		}
+		b.WriteString(wrap.Render(st.Muted.Render(fmt.Sprintf("press one: hangar telegram press %d 1", m.ID))))
+	}
+	v.pane.SetContent(strings.TrimRight(b.String(), "\n"))
 }
 
 func (v *outbox) Render() string {
@@ -126,5 +284,9 @@ func (v *outbox) Render() string {
 	case len(v.tbl.Rows()) == 0:
 		return head + "\n" + st.Muted.Render("no messages")
 	}
-	return head + "\n" + v.tbl.View()
+	body := v.tbl.View()
+	if v.open {
+		body = lipgloss.JoinHorizontal(lipgloss.Top, lipgloss.NewStyle().Width(v.tbl.Width()).Render(body), st.Pane.Render(v.pane.View()))
+	}
+	return head + "\n" + body
 }

@@ -17,4 +17,6 @@ var (
 	_ common.View       = (*logs)(nil)
 	_ common.View       = (*reconcile)(nil)
 	_ common.View       = (*audit)(nil)
+	_ common.View       = (*broadcasts)(nil)
+	_ common.Capturer   = (*broadcasts)(nil)
 )

@@ -38,9 +38,13 @@ type Daemon struct {
 	Report    api.ReconcileReport
 	Who       api.Whoami       // what Whoami answers: an operator unless a test says otherwise
 	AuditLog  []api.AuditEntry // newest first
-	changed   chan string
-	fail      map[string]error         // method name -> error every call of it returns
-	gates     map[string]chan struct{} // method name -> closed when the call may answer
+	Casts     []api.Broadcast  // newest first
+	// Recipients is the total a new broadcast gets (0: refused, nobody to send to).
+	Recipients int
+	created    []string // texts CreateBroadcast was given
+	changed    chan string
+	fail       map[string]error         // method name -> error every call of it returns
+	gates      map[string]chan struct{} // method name -> closed when the call may answer
 }
 
 // New returns a fake seeded with Seed's data.

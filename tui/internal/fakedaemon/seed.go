@@ -44,6 +44,7 @@ func NewOrder(id, user int64, status string, attempts int, errMsg string) api.Or
 // Seed fills d with a small, fixed picture of a busy daemon.
 func Seed(d *Daemon) {
 	seedAudit(d)
+	seedBroadcasts(d)
 	d.Stats = api.QueueStats{
 		At: Now, Depth: 12, Pending: 10, WaitingRetry: 2, InFlight: 5, MaxConcurrency: 5,
 		Enqueued: 150, Started: 140, Retried: 30, Succeeded: 100, DeadLettered: 3, DeadLetters: 3,
@@ -75,6 +76,14 @@ func Seed(d *Daemon) {
 		Recent: []api.Message{
 			{ID: 8, ChatID: 7003, Text: "server ready: 203.0.113.7 root password: ••••••••", Status: "logged", Attempts: 1, CreatedAt: Now.Add(-time.Minute), SentAt: ptr(Now.Add(-time.Minute))},
 			{ID: 7, ChatID: 7004, Text: "server ready: 203.0.113.9 password=hunter2", Status: "logged", Attempts: 1, CreatedAt: Now.Add(-2 * time.Minute), SentAt: ptr(Now.Add(-2 * time.Minute))},
+			// An order's flow with sending off: the question with its buttons, then the
+			// answer to the press of one.
+			{ID: 5, ChatID: 7003, CallbackQueryID: "4382910374625012741", Text: "Cancelled.", Status: "logged", Attempts: 1,
+				CreatedAt: Now.Add(-3 * time.Minute), SentAt: ptr(Now.Add(-3 * time.Minute))},
+			{ID: 4, ChatID: 7003, ParseMode: "HTML", Status: "logged", Attempts: 1,
+				Text: "Order <b>Simulated nano</b> in <b>tokyo</b> for <b>5,000 KRW</b> a month?\nYour balance: 15,000 KRW. The price is held now and charged when the server is ready.",
+				Buttons: [][]api.Button{{{Text: "✅ Confirm", CallbackData: "oc:9f86d081884c7d65"}, {Text: "✖ Cancel", CallbackData: "ox:9f86d081884c7d65"}}},
+				CreatedAt: Now.Add(-3*time.Minute - 20*time.Second), SentAt: ptr(Now.Add(-3*time.Minute - 20*time.Second))},
 		},
 	}
 	d.Catalog = api.Catalog{Currency: "KRW", Plans: []api.Plan{
