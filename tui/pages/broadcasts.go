@@ -431,6 +431,11 @@ func (v *broadcasts) renderCompose() string {
 func (v *broadcasts) renderPreview() string {
 	st := v.c.St
 	head := st.Title.Render("preview") + st.Label.Render(" · sent exactly as shown · ") + v.count(v.preview)
+	// The API counts the recipients only when it creates the broadcast; the last
+	// one's count is the nearest honest hint.
+	if len(v.list) > 0 {
+		head += st.Label.Render(fmt.Sprintf(" · the last broadcast had %d recipients", v.list[0].Total))
+	}
 	lines := []string{lipgloss.NewStyle().Width(v.w).Render(head)}
 	if components.MaskSecrets(v.preview) != v.preview {
 		lines = append(lines, st.Alarm.Render("this text looks like it holds a secret: every user will read it"))
