@@ -47,7 +47,7 @@ func TestPauseHoldsAttemptsAndRetries(t *testing.T) {
 		t.Fatalf("paused since %v, want %v", st.Since, at)
 	}
 	fresh := env.Order(t, 42, "sim-nano", "tokyo")
-	env.Clock.Advance(time.Minute) // well past the 2 s retry
+	env.Clock.Advance(time.Minute)    // well past the 2 s retry
 	time.Sleep(60 * time.Millisecond) // a dozen dispatcher ticks
 	if n := len(p.createTimes()); n != 1 {
 		t.Fatalf("%d provider calls while paused, want only the one before the pause", n)

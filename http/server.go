@@ -48,10 +48,10 @@ type Config struct {
 	// never shown: requests bearing it carry the role and person the SSH server has
 	// checked (HeaderRole, HeaderActor).
 	ConsoleToken string
-	MaxBody       int
-	Logger        *slog.Logger
-	Registry      *prometheus.Registry
-	Blog          BlogConfig
+	MaxBody      int
+	Logger       *slog.Logger
+	Registry     *prometheus.Registry
+	Blog         BlogConfig
 	// RateLimit and RateWindow are shown by the rate-limit view; Sending says whether
 	// Telegram sending is on (the outbox view).
 	RateLimit  int

@@ -219,4 +219,6 @@ func finishEditing(t *testing.T, b bundle) string {
 }
 
 // pasteMsg is text pasted at once, as a terminal's bracketed paste delivers it.
-func pasteMsg(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s), Paste: true} }
+func pasteMsg(s string) tea.KeyMsg {
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s), Paste: true}
+}

@@ -41,9 +41,9 @@ func TestNewViewActions(t *testing.T) {
 			prefix: "Deposit", want: []string{"Deposit 7000012341 5000"}, status: "5,000 KRW deposited to user 7000012341: available 20,000 KRW",
 		},
 		{
-			name: "deposit in a currency with cents",
+			name:    "deposit in a currency with cents",
 			prepare: func(d *fakedaemon.Daemon) { d.Catalog.Currency = "USD" },
-			view: "7", ready: "no user shown", keys: []string{"u", "7000012341", "enter", "d", "12.5", "enter"},
+			view:    "7", ready: "no user shown", keys: []string{"u", "7000012341", "enter", "d", "12.5", "enter"},
 			prompt: "Deposit 12.50 USD to user 7000012341",
 			prefix: "Deposit", want: []string{"Deposit 7000012341 1250"}, status: "12.50 USD deposited",
 		},

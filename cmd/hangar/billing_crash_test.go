@@ -14,12 +14,12 @@ import (
 type ledgerEntry struct {
 	Seq       uint64    `json:"seq"`
 	At        time.Time `json:"at"`
-	Kind      string `json:"kind"`
-	Amount    int64  `json:"amount"`
-	OrderID   int64  `json:"order_id"`
-	Available int64  `json:"available_after"`
-	Held      int64  `json:"held_after"`
-	Note      string `json:"note"`
+	Kind      string    `json:"kind"`
+	Amount    int64     `json:"amount"`
+	OrderID   int64     `json:"order_id"`
+	Available int64     `json:"available_after"`
+	Held      int64     `json:"held_after"`
+	Note      string    `json:"note"`
 }
 
 // TestBillingCrashRenewsEachPeriodOnce runs a real hangar serve with a 2 s billing

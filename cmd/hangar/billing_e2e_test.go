@@ -72,7 +72,9 @@ func TestBillingOnTheSimulator(t *testing.T) {
 		{"active, first period paid", func(o billedOrder) bool { return o.Status == "active" && o.Period == 1 && o.PaidUntil != nil }, price * 3 / 2, nil},
 		{"one renewal", func(o billedOrder) bool { return o.Status == "active" && o.Period == 2 }, price / 2, nil},
 		{"suspended and powered off", func(o billedOrder) bool { return o.Status == "suspended" && o.PoweredOff && o.Operation == "" }, price / 2,
-			func() { d.admin(t, "POST", fmt.Sprintf("/admin/users/%d/deposit", user), []byte(fmt.Sprintf(`{"amount":%d}`, price/2)), nil) }},
+			func() {
+				d.admin(t, "POST", fmt.Sprintf("/admin/users/%d/deposit", user), []byte(fmt.Sprintf(`{"amount":%d}`, price/2)), nil)
+			}},
 		{"back on after the top-up", func(o billedOrder) bool {
 			return o.Status == "active" && o.Period == 3 && !o.PoweredOff && o.Operation == ""
 		}, 0, nil},

@@ -43,12 +43,12 @@ func startConsoleSSH(cfg serveConfig, httpAddr net.Addr, reg prometheus.Register
 		DaemonFor: func(id tui.Identity) (tui.Daemon, error) {
 			return client.New(base, cfg.Roles.console, client.WithIdentity(id.Role, id.Actor()))
 		},
-		Target:             "hangar@" + httpAddr.String(),
-		Logger:             log,
-		MaxSessions:        cfg.MaxSSHSessions,
-		HandshakeTimeout:   cfg.SSHHandshakeTimeout,
-		IdleTimeout:        cfg.SSHIdleTimeout,
-		Registry:           reg,
+		Target:           "hangar@" + httpAddr.String(),
+		Logger:           log,
+		MaxSessions:      cfg.MaxSSHSessions,
+		HandshakeTimeout: cfg.SSHHandshakeTimeout,
+		IdleTimeout:      cfg.SSHIdleTimeout,
+		Registry:         reg,
 	})
 	if err != nil {
 		return nil, err

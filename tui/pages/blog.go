@@ -61,10 +61,10 @@ func NewBlog(c *common.Common) *blog {
 	return &blog{c: c, tbl: components.NewTable(c.St, c.Km, slugCols)}
 }
 
-func (v *blog) Title() string       { return "blog" }
-func (v *blog) Filter() string      { return v.filt }
-func (v *blog) Modal() bool         { return false }
-func (v *blog) SetFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
+func (v *blog) Title() string      { return "blog" }
+func (v *blog) Filter() string     { return v.filt }
+func (v *blog) Modal() bool        { return false }
+func (v *blog) SetFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
 func (v *blog) Keys() []key.Binding {
 	if v.showMap {
 		return []key.Binding{v.c.Km.Map}

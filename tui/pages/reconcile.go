@@ -43,10 +43,12 @@ func NewReconcile(c *common.Common) *reconcile {
 	return &reconcile{tableView: newTableView(c, reconcileCols)}
 }
 
-func (v *reconcile) Title() string       { return "reconciler" }
-func (v *reconcile) Modal() bool         { return false }
-func (v *reconcile) SetFilter(s string)  { v.filt = s; v.rebuild(); v.tbl.Top() }
-func (v *reconcile) Keys() []key.Binding { return []key.Binding{v.c.Km.Up, v.c.Km.Down, v.c.Km.Reconcile} }
+func (v *reconcile) Title() string      { return "reconciler" }
+func (v *reconcile) Modal() bool        { return false }
+func (v *reconcile) SetFilter(s string) { v.filt = s; v.rebuild(); v.tbl.Top() }
+func (v *reconcile) Keys() []key.Binding {
+	return []key.Binding{v.c.Km.Up, v.c.Km.Down, v.c.Km.Reconcile}
+}
 
 func (v *reconcile) Refresh() tea.Cmd {
 	d, ctx := v.c.D, v.c.Ctx

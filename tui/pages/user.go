@@ -21,16 +21,16 @@ import (
 
 // userMsg answers one read of everything the user view shows of user id.
 type userMsg struct {
-	id       int64
-	user     api.User
-	orders   []api.Order
-	window   *api.RateWindow
-	limit    int
+	id     int64
+	user   api.User
+	orders []api.Order
+	window *api.RateWindow
+	limit  int
 	// windowsFull says the rate-limit list came back full, so a user missing from it
 	// may have a window that is only quieter than those listed.
 	windowsFull bool
-	messages []api.Message
-	err      error
+	messages    []api.Message
+	err         error
 }
 
 func (m userMsg) FetchErr() error { return m.err }
@@ -64,9 +64,9 @@ type user struct {
 	// lastLoad and stale throttle re-reads caused by live events to one a second.
 	lastLoad time.Time
 	stale    bool
-	err    error
-	input  textinput.Model
-	mode   inputMode
+	err      error
+	input    textinput.Model
+	mode     inputMode
 }
 
 func NewUser(c *common.Common) *user {
@@ -76,13 +76,13 @@ func NewUser(c *common.Common) *user {
 	return &user{c: c, input: in}
 }
 
-func (v *user) Title() string      { return "user" }
-func (v *user) ShowsUser()         {}
-func (v *user) Modal() bool        { return false }
-func (v *user) Filter() string     { return "" }
-func (v *user) SetFilter(string)   {}
-func (v *user) Capturing() bool    { return v.mode != inputNone }
-func (v *user) SetSize(w, h int)   { v.w, v.h = w, h; v.input.Width = max(10, w/3) }
+func (v *user) Title() string    { return "user" }
+func (v *user) ShowsUser()       {}
+func (v *user) Modal() bool      { return false }
+func (v *user) Filter() string   { return "" }
+func (v *user) SetFilter(string) {}
+func (v *user) Capturing() bool  { return v.mode != inputNone }
+func (v *user) SetSize(w, h int) { v.w, v.h = w, h; v.input.Width = max(10, w/3) }
 func (v *user) Keys() []key.Binding {
 	if v.mode != inputNone {
 		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "ok")), v.c.Km.Back}

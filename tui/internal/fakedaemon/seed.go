@@ -81,8 +81,8 @@ func Seed(d *Daemon) {
 			{ID: 5, ChatID: 7003, CallbackQueryID: "4382910374625012741", Text: "Cancelled.", Status: "logged", Attempts: 1,
 				CreatedAt: Now.Add(-3 * time.Minute), SentAt: ptr(Now.Add(-3 * time.Minute))},
 			{ID: 4, ChatID: 7003, ParseMode: "HTML", Status: "logged", Attempts: 1,
-				Text: "Order <b>Simulated nano</b> in <b>tokyo</b> for <b>5,000 KRW</b> a month?\nYour balance: 15,000 KRW. The price is held now and charged when the server is ready.",
-				Buttons: [][]api.Button{{{Text: "✅ Confirm", CallbackData: "oc:9f86d081884c7d65"}, {Text: "✖ Cancel", CallbackData: "ox:9f86d081884c7d65"}}},
+				Text:      "Order <b>Simulated nano</b> in <b>tokyo</b> for <b>5,000 KRW</b> a month?\nYour balance: 15,000 KRW. The price is held now and charged when the server is ready.",
+				Buttons:   [][]api.Button{{{Text: "✅ Confirm", CallbackData: "oc:9f86d081884c7d65"}, {Text: "✖ Cancel", CallbackData: "ox:9f86d081884c7d65"}}},
 				CreatedAt: Now.Add(-3*time.Minute - 20*time.Second), SentAt: ptr(Now.Add(-3*time.Minute - 20*time.Second))},
 		},
 	}
