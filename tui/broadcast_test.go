@@ -124,7 +124,7 @@ func TestBroadcastRefusals(t *testing.T) {
 		b.keys("n", "hello", "ctrl+s")
 		b.waitScreen(t, "(y/n)")
 		b.keys("y")
-		b.waitScreen(t, `nobody has talked to the bot yet (409)`)
+		b.waitScreen(t, `✗ send broadcast "hello": nobody has talked to the bot yet (409)`)
 		out := finishEditing(t, b)
 		for _, want := range []string{`✗ send broadcast "hello": nobody has talked to the bot yet (409)`, "new broadcast", "5/4096 characters", "hello"} {
 			if !strings.Contains(out, want) {
