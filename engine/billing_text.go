@@ -12,18 +12,6 @@ import (
 // Renew*, AutoRenew*), in the language of the order's user; the admin chat's in the
 // operator's.
 
-// formatMoney writes minor units as English does (i18n.Money); kept for the callers
-// that have no user to speak to.
-func formatMoney(currency string, n int64) string { return i18n.Money(i18n.English, currency, n) }
-
-func (n notes) money(v int64) string {
-	cur := ""
-	if n.catalog != nil {
-		cur = n.catalog.Currency
-	}
-	return formatMoney(cur, v)
-}
-
 func billingTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 // topUpHint says how to add money: /topup in Stars, or the operator.

@@ -30,21 +30,6 @@ type BotStore interface {
 	UpdateOrder(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, error)
 }
 
-const helpText = `<b>hangar</b> creates cloud servers from this chat.
-
-/plans — what you can order
-/order &lt;plan&gt; &lt;region&gt; — order a server (you confirm with a button)
-/status &lt;order&gt; — where an order is
-/servers — your servers and recent orders
-/balance — your balance
-/cancel &lt;order&gt; — cancel an order that has not started
-/terminate &lt;order&gt; — delete a server
-/renew &lt;order&gt; — pay your server's next period now
-/autorenew &lt;order&gt; off|on — let a server end with its paid period, or keep renewing it
-/password &lt;order&gt; — your server's root password again, shortly after it is ready
-/sshkey &lt;public key&gt; — create your next servers with your SSH key
-/help — this list`
-
 // bot answers chat commands for one user. It runs inside that user's actor, after the
 // rate limit, so its reads and writes for a user never race each other.
 type bot struct {
@@ -154,8 +139,6 @@ func (b *bot) command(m *models.Message, out *botOutcome) {
 		out.sayT(chat, "UnknownCommand", "Command", html.EscapeString(cmd))
 	}
 }
-
-func (b *bot) money(n int64) string { return formatMoney(b.catalog.Currency, n) }
 
 func (b *bot) plansText(p i18n.Printer) string {
 	var sb strings.Builder
@@ -297,16 +280,6 @@ func (b *bot) ownOrder(chat, user int64, args, usage string, out *botOutcome) (s
 		return store.Order{}, false
 	}
 	return o, true
-}
-
-var statusWords = map[string]string{
-	store.OrderPending:      "waiting in the queue",
-	store.OrderProvisioning: "being created… (1-2 minutes)",
-	store.OrderActive:       "running ✅",
-	store.OrderSuspended:    "suspended ⏸ (switched off until paid)",
-	store.OrderFailed:       "failed ❌",
-	store.OrderCancelled:    "cancelled",
-	store.OrderTerminated:   "terminated",
 }
 
 // statusIDs are the catalogue's words for each order status.

@@ -33,7 +33,7 @@ func parseSSHKey(user int64, text string) (store.UserSSHKey, error) {
 		return store.UserSSHKey{}, errors.New("send one key at a time")
 	}
 	switch pub.Type() {
-	case ssh.KeyAlgoDSA:
+	case "ssh-dss": // ssh.KeyAlgoDSA, deprecated in x/crypto for the reason refused here
 		return store.UserSSHKey{}, errors.New("DSA keys are too weak; use ssh-ed25519")
 	case ssh.KeyAlgoRSA:
 		if ck, ok := pub.(ssh.CryptoPublicKey); ok {

@@ -84,11 +84,8 @@ type Store struct {
 	now func() time.Time
 }
 
-// tx is one commit's (or view's) reads and writes; item and iterator what it reads.
-type (
-	tx   = kv.Txn
-	item = kv.Item
-)
+// tx is one commit's (or view's) reads and writes.
+type tx = kv.Txn
 
 // Open opens (creating if needed) the database in opts.Dir, replays the write-ahead
 // log into it and runs pending migrations.

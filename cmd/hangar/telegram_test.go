@@ -88,12 +88,11 @@ func TestPollingAnswersOnceAcrossRestart(t *testing.T) {
 
 	d = startDaemon(t, dir, env...)
 	fake.QueueUpdate(hangartest.Update(1002, user, "/balance"))
-	msgs, ok := fake.WaitMessages(2, 15*time.Second)
-	if !ok {
+	if _, ok := fake.WaitMessages(2, 15*time.Second); !ok {
 		t.Fatalf("no reply to the update after the restart\n%s", d.logs.String())
 	}
 	time.Sleep(500 * time.Millisecond) // a repeat would have arrived by now
-	if msgs = fake.Messages(); len(msgs) != 2 {
+	if msgs := fake.Messages(); len(msgs) != 2 {
 		t.Fatalf("%d replies to 2 updates across a restart: %+v", len(msgs), msgs)
 	}
 	hangartest.WaitFor(t, 10*time.Second, "offset confirmed past both updates", func() bool { return fake.Confirmed() >= 1003 })

@@ -96,14 +96,6 @@ func (t *Txn) PutOwned(key []byte, val []byte, expiresAt uint64, deleted bool) e
 	return nil
 }
 
-// expiry is the absolute expiry of a TTL set now, as Badger computes it; 0 for none.
-func expiry(ttl time.Duration) uint64 {
-	if ttl <= 0 {
-		return 0
-	}
-	return uint64(time.Now().Add(ttl).Unix())
-}
-
 // Set writes key = val with no expiry.
 func (t *Txn) Set(key, val []byte) error { return t.put(key, val, 0, false) }
 
