@@ -86,6 +86,7 @@ type dispatcherDeps struct {
 	store   OrderStore
 	pauses  PauseStore
 	pause   *pauseFlag
+	webhook *webhookCell
 	metrics *queueMetrics
 	feed    *actor.PID
 	orders  orderDeps
@@ -635,6 +636,10 @@ func (q *dispatcher) stats() QueueStats {
 		Depth:       s.Depth > a.Depth,
 		DeadLetters: s.DeadLetters > a.DeadLetters,
 		Lag:         s.LagSeconds > a.Lag.Seconds(),
+	}
+	if w := q.d.webhook.load(); w != nil {
+		s.Telegram = w
+		s.Alarms.Telegram = w.alarm(now)
 	}
 	if ds, ok := q.d.store.(diskReporter); ok {
 		st := ds.Storage()

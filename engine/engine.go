@@ -172,6 +172,8 @@ type Engine struct {
 	bcast   *broadcastHandle
 	// pause mirrors the dispatcher's pause for readers outside it (the bot).
 	pause pauseFlag
+	// webhook is Telegram's last word on the webhook (SetWebhookState).
+	webhook webhookCell
 	// bot answers chat commands for every user actor; the webhook's pre-checkout
 	// answers and refunds use its catalogue and store too.
 	bot *bot
@@ -341,6 +343,8 @@ type Health struct {
 	Running    bool `json:"running"`
 	UserActors int  `json:"user_actors"`
 	Inbox      int  `json:"inbox_pending"` // updates acknowledged and waiting for their actor
+	// Telegram is getWebhookInfo's last answer (nil: not asked, e.g. polling or no token).
+	Telegram *WebhookState `json:"telegram,omitempty"`
 }
 
 // Health asks the router for a snapshot; it fails if the router does not answer.
@@ -355,6 +359,7 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 	h := res.(Health)
 	h.Running = true
 	h.Inbox = int(e.pending.Load())
+	h.Telegram = e.webhook.load()
 	return h, nil
 }
 
@@ -370,7 +375,7 @@ func (e *Engine) outboxDeps() outboxDeps {
 }
 
 func (e *Engine) dispatcherDeps() dispatcherDeps {
-	return dispatcherDeps{cfg: e.cfg, store: e.store, pauses: e.store, pause: &e.pause, metrics: e.queue, feed: e.feed, orders: orderDeps{
+	return dispatcherDeps{cfg: e.cfg, store: e.store, pauses: e.store, pause: &e.pause, webhook: &e.webhook, metrics: e.queue, feed: e.feed, orders: orderDeps{
 		ctx: e.ctx, cfg: e.cfg, store: e.store, providers: e.cfg.Providers, catalog: e.cfg.Catalog,
 		metrics: e.metrics, queue: e.queue, feed: e.feed, outbox: func() *actor.PID { return e.outbox },
 		notes: e.notes(), password: e.passwords(),

@@ -49,6 +49,8 @@ type QueueStats struct {
 	// and wait, and no attempt starts, since PausedSince.
 	Paused      bool       `json:"paused"`
 	PausedSince *time.Time `json:"paused_since,omitempty"`
+	// Telegram is getWebhookInfo's last answer, when hangar asks it (webhook mode).
+	Telegram *WebhookState `json:"telegram,omitempty"`
 }
 
 // DiskState is the disk under the store, from a store that reports it.
@@ -70,6 +72,8 @@ type AlarmStates struct {
 	Lag         bool `json:"lag"`
 	// Disk is raised while the store refuses writes (a full disk, a failing log).
 	Disk bool `json:"disk"`
+	// Telegram is raised for WebhookErrorRecent after Telegram reports a delivery error.
+	Telegram bool `json:"telegram"`
 }
 
 // AlarmThresholds is Alarms as JSON.
@@ -106,7 +110,7 @@ func newQueueMetrics(reg prometheus.Registerer) *queueMetrics {
 		lag:          gauge("lag_seconds", "Age of the oldest runnable order that has not started (consumer lag)."),
 		paused:       gauge("paused", "1 while an operator has paused provisioning: orders wait and no attempt starts."),
 		alarm: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hangar_queue_alarm", Help: "1 when an alarm (depth, dead_letters, lag, disk) is raised.",
+			Name: "hangar_queue_alarm", Help: "1 when an alarm (depth, dead_letters, lag, disk, telegram) is raised.",
 		}, []string{"alarm"}),
 		provisionTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "hangar_provision_seconds", Help: "Time one provisioning attempt took, successful or not.",
@@ -141,4 +145,5 @@ func (m *queueMetrics) observe(s QueueStats) {
 	set("dead_letters", s.Alarms.DeadLetters)
 	set("lag", s.Alarms.Lag)
 	set("disk", s.Alarms.Disk)
+	set("telegram", s.Alarms.Telegram)
 }

@@ -62,6 +62,7 @@ type serveConfig struct {
 	Broadcast           broadcastConfig
 	Billing             billingConfig
 	TelegramMode        string
+	TelegramCheckEvery  time.Duration
 	StarsRate           int64
 	Language            string
 }
@@ -101,6 +102,7 @@ func parseServeFlagsTo(args []string, out io.Writer, errOut ...io.Writer) (serve
 	addBroadcastFlags(f, &c.Broadcast)
 	addRoleFlags(f, &c.Roles)
 	addBillingFlags(f, &c.Billing)
+	f.Duration(&c.TelegramCheckEvery, "telegram-check-every", "HANGAR_TELEGRAM_CHECK_EVERY", time.Minute, "in webhook mode, how often to ask Telegram how delivery fares (getWebhookInfo; shown in /admin/health and the console, with an alarm on a recent error); 0 turns it off")
 	f.String(&c.TelegramMode, "telegram-mode", "HANGAR_TELEGRAM_MODE", "webhook", "how updates arrive: webhook (Telegram posts to /webhook; see hangar telegram setup) or polling (getUpdates, for a machine Telegram cannot reach; needs --bot-token)")
 	f.Int64(&c.StarsRate, "stars-rate", "HANGAR_STARS_RATE", 0, "minor units of the catalogue currency per Telegram Star, for /topup (0: top-ups off)")
 	f.String(&c.Language, "language", "HANGAR_LANGUAGE", "ko", "the bot's language (ko or en) for users whose Telegram client asks for neither")
@@ -346,6 +348,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	backupCtx, stopBackups := context.WithCancel(context.Background())
 	defer stopBackups()
 	go scheduleBackups(backupCtx, st, cfg.Storage, log)
+	go watchWebhook(ctx, cfg, eng, log)
 	if err := startPolling(ctx, cfg, st, eng, log); err != nil {
 		eng.Stop(context.Background())
 		return err

@@ -193,3 +193,52 @@ func startPolling(ctx context.Context, cfg serveConfig, st *store.Store, eng *en
 	}()
 	return nil
 }
+
+// watchWebhook asks Telegram how the webhook fares every cfg.TelegramCheckEvery (in
+// webhook mode with a bot token) and hands the answer to the engine, for
+// /admin/health, the queue's snapshots and the console's overview. A new delivery
+// error is logged once.
+func watchWebhook(ctx context.Context, cfg serveConfig, eng *engine.Engine, log *slog.Logger) {
+	if cfg.TelegramMode != "webhook" || cfg.BotToken == "" || cfg.TelegramCheckEvery <= 0 {
+		return
+	}
+	admin, err := telegram.NewAdmin(cfg.BotToken, cfg.TelegramAPI)
+	if err != nil {
+		log.Warn("cannot watch the webhook", "err", err)
+		return
+	}
+	var last engine.WebhookState
+	check := func() {
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		info, err := admin.WebhookInfo(cctx)
+		cancel()
+		now := time.Now()
+		if err != nil {
+			last.CheckedAt, last.CheckError = now, err.Error()
+			eng.SetWebhookState(last)
+			return
+		}
+		st := engine.WebhookState{URL: info.URL, PendingUpdates: info.PendingUpdates, LastError: info.LastError,
+			LastErrorAt: info.LastErrorAt, CheckedAt: now}
+		if st.LastError != "" && !st.LastErrorAt.Equal(last.LastErrorAt) && now.Sub(st.LastErrorAt) < engine.WebhookErrorRecent {
+			log.Warn("Telegram could not deliver to the webhook", "url", st.URL, "error", st.LastError,
+				"at", st.LastErrorAt.UTC().Format(time.RFC3339), "pending_updates", st.PendingUpdates)
+		}
+		if st.URL == "" {
+			log.Warn("no webhook is set at Telegram: updates wait there; run hangar telegram setup --url, or serve with --telegram-mode polling")
+		}
+		last = st
+		eng.SetWebhookState(st)
+	}
+	check()
+	t := time.NewTicker(cfg.TelegramCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			check()
+		}
+	}
+}

@@ -111,3 +111,42 @@ func TestPollingRefusesWhileAWebhookIsSet(t *testing.T) {
 		t.Fatalf("serve in polling mode with a webhook set: %v\n%s", err, out)
 	}
 }
+
+// In webhook mode hangar asks Telegram every --telegram-check-every how delivery fares:
+// a recent delivery error raises the telegram alarm in the queue's snapshot (the
+// console's overview) and shows in /admin/health; an old one clears it.
+func TestWebhookDeliveryErrorRaisesAnAlarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real daemon")
+	}
+	fake := telegramfake.New(hangartest.BotToken)
+	defer fake.Close()
+	fake.SetWebhookForTest("https://bot.example.com/webhook")
+	fake.SetDeliveryError("Wrong response from the webhook: 502 Bad Gateway", time.Now().Add(-time.Minute))
+	d := startDaemon(t, t.TempDir(), append(telegramEnv(fake), "HANGAR_TELEGRAM_CHECK_EVERY=100ms")...)
+	type queue struct {
+		Alarms   struct{ Telegram bool } `json:"alarms"`
+		Telegram *struct {
+			LastError string `json:"last_error_message"`
+		} `json:"telegram"`
+	}
+	read := func() queue {
+		var q queue
+		r := hangartest.Do(t, "GET", d.URL+"/admin/queue", nil, "Authorization", "Bearer "+hangartest.AdminToken)
+		json.Unmarshal(r.Body, &q)
+		return q
+	}
+	hangartest.WaitFor(t, 10*time.Second, "the telegram alarm", func() bool {
+		q := read()
+		return q.Alarms.Telegram && q.Telegram != nil && strings.Contains(q.Telegram.LastError, "502")
+	})
+	r := hangartest.Do(t, "GET", d.URL+"/admin/health", nil, "Authorization", "Bearer "+hangartest.AdminToken)
+	if !strings.Contains(string(r.Body), "502 Bad Gateway") {
+		t.Fatalf("/admin/health lacks the delivery error: %s", r.Body)
+	}
+	if strings.Count(d.logs.String(), "Telegram could not deliver to the webhook") != 1 {
+		t.Fatalf("the delivery error was not logged exactly once:\n%s", d.logs.String())
+	}
+	fake.SetDeliveryError("Wrong response from the webhook: 502 Bad Gateway", time.Now().Add(-time.Hour))
+	hangartest.WaitFor(t, 10*time.Second, "the telegram alarm to clear", func() bool { return !read().Alarms.Telegram })
+}

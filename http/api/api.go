@@ -31,6 +31,8 @@ type QueueStats struct {
 	// accepted and wait.
 	Paused      bool       `json:"paused"`
 	PausedSince *time.Time `json:"paused_since,omitempty"`
+	// Telegram is Telegram's view of the webhook, checked every minute in webhook mode.
+	Telegram *TelegramWebhook `json:"telegram,omitempty"`
 }
 
 // Disk is the state of the disk under the store: below the floor, writes are refused.
@@ -47,6 +49,7 @@ type Alarms struct {
 	DeadLetters bool `json:"dead_letters"`
 	Lag         bool `json:"lag"`
 	Disk        bool `json:"disk"`
+	Telegram    bool `json:"telegram"` // Telegram reported a delivery error in the last 10 minutes
 }
 
 type Thresholds struct {
@@ -234,4 +237,15 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("daemon answered %d %s", e.Status, e.Code)
 	}
 	return fmt.Sprintf("daemon answered %d: %s", e.Status, e.Message)
+}
+
+// TelegramWebhook is getWebhookInfo's last answer: where Telegram delivers, what waits
+// there, and its last delivery error.
+type TelegramWebhook struct {
+	URL            string    `json:"url"`
+	PendingUpdates int       `json:"pending_update_count"`
+	LastError      string    `json:"last_error_message,omitempty"`
+	LastErrorAt    time.Time `json:"last_error_at,omitzero"`
+	CheckedAt      time.Time `json:"checked_at"`
+	CheckError     string    `json:"check_error,omitempty"`
 }

@@ -187,6 +187,10 @@ func (v *overview) Render() string {
 		}
 	}
 	out := strings.Join(rows, "\n")
+	if w := s.Telegram; w != nil && s.Alarms.Telegram {
+		out = st.Alarm.Render(components.Truncate(fmt.Sprintf("TELEGRAM ALARM: delivery failed %s ago: %s (%d updates waiting)",
+			components.HumanDuration(s.At.Sub(w.LastErrorAt)), w.LastError, w.PendingUpdates), v.w)) + "\n" + out
+	}
 	if s.Disk != nil && s.Alarms.Disk {
 		// Above the cards: every write is refused until an operator frees space.
 		out = st.Alarm.Render(components.Truncate("DISK ALARM: writes refused — "+s.Disk.Refusing, v.w)) + "\n" + out
@@ -199,6 +203,12 @@ func (v *overview) Render() string {
 	line := fmt.Sprintf("snapshot %s · sparklines cover the last %s", s.At.UTC().Format("15:04:05"), components.HumanDuration(time.Duration(len(v.samples))*time.Second))
 	if s.Disk != nil && s.Disk.FreeBytes >= 0 {
 		line += fmt.Sprintf(" · disk %s free, floor %s", humanBytes(s.Disk.FreeBytes), humanBytes(s.Disk.FloorBytes))
+	}
+	if w := s.Telegram; w != nil {
+		line += fmt.Sprintf(" · telegram: %d waiting", w.PendingUpdates)
+		if w.CheckError != "" {
+			line += ", not checked: " + w.CheckError
+		}
 	}
 	out += "\n" + st.Muted.Render(components.Truncate(line, v.w))
 	room := v.h - lipgloss.Height(out) - 2

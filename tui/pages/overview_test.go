@@ -30,3 +30,22 @@ func TestOverviewShowsTheDisk(t *testing.T) {
 		t.Fatalf("a full disk, first line %q:\n%s", first, out)
 	}
 }
+
+// A recent webhook delivery error is an alarm line above the cards, naming the error
+// and what waits at Telegram.
+func TestOverviewShowsTelegramDeliveryErrors(t *testing.T) {
+	v := NewOverview(&common.Common{St: styles.DefaultStyles(lipgloss.DefaultRenderer())})
+	v.SetSize(160, 40)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	v.Update(common.QueueMsg{Stats: api.QueueStats{At: at, Alarms: api.Alarms{Telegram: true},
+		Telegram: &api.TelegramWebhook{URL: "https://bot.example.com/webhook", PendingUpdates: 12,
+			LastError: "Wrong response from the webhook: 502 Bad Gateway", LastErrorAt: at.Add(-2 * time.Minute)}}})
+	out := v.Render()
+	first, _, _ := strings.Cut(out, "\n")
+	if !strings.Contains(first, "TELEGRAM ALARM") || !strings.Contains(first, "502 Bad Gateway") || !strings.Contains(first, "12 updates waiting") {
+		t.Fatalf("first line %q:\n%s", first, out)
+	}
+	if !strings.Contains(out, "telegram: 12 waiting") {
+		t.Fatalf("no telegram figure in the snapshot line:\n%s", out)
+	}
+}
