@@ -145,6 +145,22 @@ func (t *Table) SelectedKey() (string, bool) {
 	return t.rows[t.cursor].Key, true
 }
 
+// Selected returns the item of list whose key (as the rows were keyed) the cursor is
+// on: views keep their items and look the cursor's up by identity, never by position.
+func Selected[T any](t *Table, list []T, key func(T) string) (T, bool) {
+	var zero T
+	k, ok := t.SelectedKey()
+	if !ok {
+		return zero, false
+	}
+	for _, x := range list {
+		if key(x) == k {
+			return x, true
+		}
+	}
+	return zero, false
+}
+
 // visible is how many rows fit under the header.
 func (t *Table) visible() int { return max(1, t.height-headerLines) }
 

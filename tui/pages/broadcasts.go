@@ -204,13 +204,7 @@ func (v *broadcasts) rebuild() {
 }
 
 func (v *broadcasts) selected() (api.Broadcast, bool) {
-	k, ok := v.tbl.SelectedKey()
-	for _, b := range v.list {
-		if ok && strconv.FormatInt(b.ID, 10) == k {
-			return b, true
-		}
-	}
-	return api.Broadcast{}, false
+	return components.Selected(&v.tbl, v.list, func(b api.Broadcast) string { return strconv.FormatInt(b.ID, 10) })
 }
 
 // quoteStart is the start of a text as a question quotes it: one line, at most

@@ -124,23 +124,11 @@ func (v *moderation) rebuild() {
 }
 
 func (v *moderation) selectedComment() (api.Comment, bool) {
-	k, ok := v.tbl.SelectedKey()
-	for _, c := range v.comments {
-		if ok && strconv.FormatUint(c.ID, 10) == k {
-			return c, true
-		}
-	}
-	return api.Comment{}, false
+	return components.Selected(&v.tbl, v.comments, func(c api.Comment) string { return strconv.FormatUint(c.ID, 10) })
 }
 
 func (v *moderation) selectedInquiry() (api.Inquiry, bool) {
-	k, ok := v.tbl.SelectedKey()
-	for _, q := range v.inquiries {
-		if ok && strconv.FormatUint(q.ID, 10) == k {
-			return q, true
-		}
-	}
-	return api.Inquiry{}, false
+	return components.Selected(&v.tbl, v.inquiries, func(q api.Inquiry) string { return strconv.FormatUint(q.ID, 10) })
 }
 
 func (v *moderation) HandleKey(msg tea.KeyMsg) tea.Cmd {

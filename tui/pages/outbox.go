@@ -148,13 +148,7 @@ func countButtons(m api.Message) int {
 }
 
 func (v *outbox) selected() (api.Message, bool) {
-	k, ok := v.tbl.SelectedKey()
-	for _, m := range v.msgs {
-		if ok && strconv.FormatUint(m.ID, 10) == k {
-			return m, true
-		}
-	}
-	return api.Message{}, false
+	return components.Selected(&v.tbl, v.msgs, func(m api.Message) string { return strconv.FormatUint(m.ID, 10) })
 }
 
 func (v *outbox) HandleKey(msg tea.KeyMsg) tea.Cmd {
