@@ -197,6 +197,9 @@ func providerSettle(p Provider) time.Duration {
 // two creates may both have finished) it lists every server with the label, keeps one
 // — a running one, else the oldest — and deletes the rest.
 func (a *orderActor) findServer(ctx context.Context, prov Provider, o store.Order, label string) (cloud.Instance, bool, error) {
+	if !mayHaveServer(o) {
+		return cloud.Instance{}, false, nil
+	}
 	lister, ok := prov.(cloud.Lister)
 	if o.SettleUntil.IsZero() || !ok {
 		return prov.FindByLabel(ctx, label)
@@ -225,6 +228,30 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o store.Orde
 		a.d.cfg.Logger.Warn("order: deleted a duplicate server", "order", a.id, "provider", o.Provider, "instance", in.ID, "kept", mine[keep].ID)
 	}
 	return mine[keep], true, nil
+}
+
+// mayHaveServer reports whether an earlier attempt of o may have created its server,
+// so that this attempt must look for it by label before creating one. Only an order's
+// first start, with nothing before it, has nothing to find: the start commit that
+// records "started" is durable before the create is sent, so any earlier create shows
+// in the stored history as an earlier start or resume (kept across a requeue, which
+// resets Attempts), in Attempts > 1, or in SettleUntil. A history long enough to have
+// been cut short is treated as one that had earlier starts.
+func mayHaveServer(o store.Order) bool {
+	if o.Attempts > 1 || !o.SettleUntil.IsZero() || len(o.History) == 0 || len(o.History) >= store.MaxHistory {
+		return true
+	}
+	last := len(o.History) - 1
+	if o.History[last].Event != "started" {
+		return true // resumed after a crash or a stop, or an unexpected shape
+	}
+	for _, ev := range o.History[:last] {
+		switch ev.Event {
+		case "started", "resumed", "settling", "retry_scheduled", "dead_lettered", "succeeded":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *orderActor) provisionSafely(o store.Order) (inst cloud.Instance, password string, err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,7 +244,16 @@ func TestResumedOrderSendsThePasswordItsServerWasMadeWith(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !linode.Wait(10*time.Second, func() bool { return len(linode.Requests()) > 1 }) {
+	// Wait for the create itself (a first attempt sends it without a find by label).
+	created := func() bool {
+		for _, r := range linode.Requests() {
+			if r.Method == http.MethodPost && r.Path == "/v4/linode/instances" {
+				return true
+			}
+		}
+		return false
+	}
+	if !linode.Wait(10*time.Second, created) {
 		t.Fatal("the create never reached the provider")
 	}
 	first.stop()

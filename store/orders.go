@@ -49,6 +49,9 @@ type OrderEvent struct {
 // maxHistory bounds an order's history; the first and the latest steps are kept.
 const maxHistory = 40
 
+// MaxHistory is maxHistory for readers that must know whether a history was cut short.
+const MaxHistory = maxHistory
+
 // Order is one server order and its lifecycle.
 type Order struct {
 	ID             int64        `json:"order_id"`

@@ -2,6 +2,8 @@ package store
 
 import (
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -14,14 +16,62 @@ type UserSSHKey struct {
 	AddedAt     time.Time `json:"added_at"`
 }
 
+// sshKeySet is the users that may have a key stored: every user whose key record
+// exists is in it (it is loaded from the records at Open, and a user joins it before
+// their key's commit and leaves it only after their removal's commit is durable), so
+// a user not in it has no key and GetSSHKey answers without a read. Most users never
+// register one, and every server created asks.
+type sshKeySet struct {
+	mu    sync.RWMutex
+	users map[int64]struct{}
+}
+
+func (k *sshKeySet) add(user int64) {
+	k.mu.Lock()
+	if k.users == nil {
+		k.users = map[int64]struct{}{}
+	}
+	k.users[user] = struct{}{}
+	k.mu.Unlock()
+}
+
+func (k *sshKeySet) remove(user int64) {
+	k.mu.Lock()
+	delete(k.users, user)
+	k.mu.Unlock()
+}
+
+func (k *sshKeySet) has(user int64) bool {
+	k.mu.RLock()
+	_, ok := k.users[user]
+	k.mu.RUnlock()
+	return ok
+}
+
+// loadSSHKeyUsers fills the set from the stored keys.
+func (s *Store) loadSSHKeyUsers() error {
+	return s.view(func(txn *tx) error {
+		return scanPrefix(txn, prefixSSHKey, false, func(key, _ []byte) (bool, error) {
+			if user, err := strconv.ParseInt(strings.TrimPrefix(string(key), prefixSSHKey), 10, 64); err == nil {
+				s.sshKeys.add(user)
+			}
+			return true, nil
+		})
+	})
+}
+
 // PutSSHKey registers (or replaces) a user's public key.
 func (s *Store) PutSSHKey(k UserSSHKey) error {
 	k.AddedAt = s.now()
+	s.sshKeys.add(k.UserID) // before the commit: the set may hold users without a key, never the reverse
 	return s.update(func(txn *tx) error { return putRecord(txn, sshKeyKey(k.UserID), k, 0) })
 }
 
 // GetSSHKey reads a user's public key, or ErrNotFound.
 func (s *Store) GetSSHKey(user int64) (UserSSHKey, error) {
+	if !s.sshKeys.has(user) {
+		return UserSSHKey{}, ErrNotFound
+	}
 	var k UserSSHKey
 	err := s.view(func(txn *tx) error { return getRecord(txn, sshKeyKey(user), &k) })
 	return k, err
@@ -29,7 +79,11 @@ func (s *Store) GetSSHKey(user int64) (UserSSHKey, error) {
 
 // DeleteSSHKey forgets a user's public key; a missing one is not an error.
 func (s *Store) DeleteSSHKey(user int64) error {
-	return s.update(func(txn *tx) error { return txn.Delete(sshKeyKey(user)) })
+	if err := s.update(func(txn *tx) error { return txn.Delete(sshKeyKey(user)) }); err != nil {
+		return err
+	}
+	s.sshKeys.remove(user)
+	return nil
 }
 
 func sshKeyKey(user int64) []byte { return strconv.AppendInt([]byte(prefixSSHKey), user, 10) }

@@ -82,6 +82,9 @@ type Store struct {
 	db  *kv.DB
 	log *slog.Logger
 	now func() time.Time
+	// sshKeys is which users have a public key stored (see sshkeys.go), loaded at
+	// Open, so that creating a server for a user with none reads nothing.
+	sshKeys sshKeySet
 }
 
 // tx is one commit's (or view's) reads and writes.
@@ -103,6 +106,10 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, log: opts.Logger, now: opts.Now}
 	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadSSHKeyUsers(); err != nil {
 		db.Close()
 		return nil, err
 	}
