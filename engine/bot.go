@@ -76,11 +76,11 @@ func (o *botOutcome) sayT(chat int64, id string, kv ...any) {
 }
 
 // handle answers an update that passed the rate limit.
-func (b *bot) handle(u *models.Update) botOutcome {
+func (b *bot) handle(u *tgUpdate) botOutcome {
 	var out botOutcome
 	switch {
 	case u.CallbackQuery != nil:
-		out.p = b.printerFor(&u.CallbackQuery.From)
+		out.p = b.printerFor(u.CallbackQuery.from())
 		b.callback(u.CallbackQuery, &out)
 	case u.Message != nil && u.Message.From != nil && u.Message.SuccessfulPayment != nil:
 		out.p = b.printerFor(u.Message.From)
@@ -94,7 +94,7 @@ func (b *bot) handle(u *models.Update) botOutcome {
 	return out
 }
 
-func (b *bot) command(m *models.Message, out *botOutcome) {
+func (b *bot) command(m *tgMessage, out *botOutcome) {
 	cmd, args := splitCommand(m.Text)
 	chat, user := m.Chat.ID, m.From.ID
 	switch cmd {
@@ -199,11 +199,11 @@ func (b *bot) order(chat, user int64, args string, out *botOutcome) {
 	out.replies = append(out.replies, msg)
 }
 
-func (b *bot) callback(cq *models.CallbackQuery, out *botOutcome) {
-	user := cq.From.ID
+func (b *bot) callback(cq *tgCallbackQuery, out *botOutcome) {
+	user := cq.from().ID
 	chat := user
-	if cq.Message.Message != nil {
-		chat = cq.Message.Message.Chat.ID
+	if c, ok := cq.Message.accessible(); ok {
+		chat = c.ID
 	}
 	answer := func(text string) {
 		out.replies = append(out.replies, store.OutboxMessage{ChatID: chat, CallbackQueryID: cq.ID, Text: text})
@@ -421,7 +421,7 @@ type passwordPolicy struct {
 }
 
 // slowDownReply is the one message a user gets when their window fills up.
-func (b *bot) slowDownReply(u *models.Update, wait time.Duration) []store.OutboxMessage {
+func (b *bot) slowDownReply(u *tgUpdate, wait time.Duration) []store.OutboxMessage {
 	chat := chatID(u)
 	if chat == 0 {
 		return nil
@@ -430,12 +430,12 @@ func (b *bot) slowDownReply(u *models.Update, wait time.Duration) []store.Outbox
 	if secs < 1 {
 		secs = 1
 	}
-	var from *models.User
+	var from *tgUser
 	switch {
 	case u.Message != nil:
 		from = u.Message.From
 	case u.CallbackQuery != nil:
-		from = &u.CallbackQuery.From
+		from = u.CallbackQuery.from()
 	}
 	return []store.OutboxMessage{htmlMessage(chat, b.printerFor(from).T("SlowDown", "Seconds", secs))}
 }
@@ -455,16 +455,17 @@ func splitCommand(text string) (cmd, args string) {
 	return strings.ToLower(cmd), strings.TrimSpace(args)
 }
 
-func chatID(u *models.Update) int64 {
+func chatID(u *tgUpdate) int64 {
 	switch {
 	case u.Message != nil:
 		return u.Message.Chat.ID
 	case u.EditedMessage != nil:
 		return u.EditedMessage.Chat.ID
-	case u.CallbackQuery != nil && u.CallbackQuery.Message.Message != nil:
-		return u.CallbackQuery.Message.Message.Chat.ID
 	case u.CallbackQuery != nil:
-		return u.CallbackQuery.From.ID
+		if c, ok := u.CallbackQuery.Message.accessible(); ok {
+			return c.ID
+		}
+		return u.CallbackQuery.from().ID
 	}
 	return 0
 }

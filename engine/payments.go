@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hangarhq/hangar/engine/i18n"
@@ -91,7 +90,7 @@ func parsePayload(s string) (payload, bool) {
 
 // printerFor picks the language of a user's reply, and remembers their client's
 // language_code for the notifications sent to them outside a conversation.
-func (b *bot) printerFor(from *models.User) i18n.Printer {
+func (b *bot) printerFor(from *tgUser) i18n.Printer {
 	if from == nil {
 		return b.lang.For(b.lang.Default())
 	}
@@ -174,7 +173,7 @@ func (b *bot) topup(chat, user int64, args string, out *botOutcome) {
 // paid credits a successful_payment once per charge id. The credit is its own commit,
 // made before the update's: a crash between the two re-delivers the update, which
 // finds the charge credited and only says so again.
-func (b *bot) paid(m *models.Message, updateID int64, out *botOutcome) {
+func (b *bot) paid(m *tgMessage, updateID int64, out *botOutcome) {
 	sp := m.SuccessfulPayment
 	chat, user := m.Chat.ID, m.From.ID
 	p := store.Payment{ChargeID: sp.TelegramPaymentChargeID, UserID: user, ChatID: chat, Stars: int64(sp.TotalAmount), UpdateID: updateID}
@@ -213,7 +212,7 @@ func (b *bot) paid(m *models.Message, updateID int64, out *botOutcome) {
 
 // preCheckoutUpdate is the part of an update a pre-checkout answer needs.
 type preCheckoutUpdate struct {
-	Query *models.PreCheckoutQuery `json:"pre_checkout_query"`
+	Query *tgPreCheckoutQuery `json:"pre_checkout_query"`
 }
 
 // answerPreCheckout answers a pre_checkout_query on the webhook's (or poller's) own
@@ -263,7 +262,7 @@ func (e *Engine) answerPreCheckout(raw []byte) {
 }
 
 // checkPreCheckout returns "" for a payment to accept, else the message id of why not.
-func (e *Engine) checkPreCheckout(q *models.PreCheckoutQuery) string {
+func (e *Engine) checkPreCheckout(q *tgPreCheckoutQuery) string {
 	pl, ok := parsePayload(q.InvoicePayload)
 	if !ok || q.Currency != telegram.Stars || pl.user != q.From.ID {
 		return "PreCheckoutInvalid"

@@ -136,7 +136,7 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 	}
 	u.outstanding++
 	u.lastActive = r.d.cfg.Clock.Now()
-	c.Send(u.pid, userUpdate{id: msg.header.ID, raw: msg.raw, acceptedAt: msg.acceptedAt})
+	c.Send(u.pid, userUpdate{id: msg.header.ID, update: msg.header.update, raw: msg.raw, acceptedAt: msg.acceptedAt})
 }
 
 // redeliver routes inbox entries received before olderThan (all, when zero).

@@ -1,20 +1,21 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/go-telegram/bot/models"
 
 	"github.com/hangarhq/hangar/store"
 )
 
 // userUpdate is one acknowledged update for the user actor to process.
 type userUpdate struct {
-	id         int64
+	id int64
+	// update is the body as the webhook, the poller or the router's re-delivery decoded
+	// it (ParseUpdateHeader); nil when the header was built by hand: raw is decoded then.
+	update     *tgUpdate
 	raw        []byte
 	acceptedAt time.Time
 }
@@ -79,11 +80,15 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	defer recoverPanic(a.d.cfg.Logger, a.d.metrics, "user", &err)
 	now := a.d.cfg.Clock.Now()
 	prev := a.window
-	update := &models.Update{}
-	if err := json.Unmarshal(msg.raw, update); err != nil {
-		update = &models.Update{} // validated at the webhook; answer nothing rather than fail
+	update := msg.update
+	if update == nil {
+		update = decodedUpdate(UpdateHeader{}, msg.raw) // one that no longer decodes: answer nothing
 	}
-	update.ID = msg.id
+	if update.ID != msg.id { // the inbox's id is the one that counts (see the router's redeliver)
+		u := *update
+		u.ID = msg.id
+		update = &u
+	}
 	var replies []store.OutboxMessage
 	var effects []any
 	var window *store.Window
