@@ -382,10 +382,17 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 		return
 	}
 	changes := make([]store.OrderChange, len(due))
+	seal := q.firstPasswords(len(due))
 	for i, it := range due {
 		changes[i] = store.OrderChange{ID: it.id, Apply: startAttempt(now)}
+		if seal != nil {
+			changes[i].Seal = seal.change(i, q.d.orders.providers)
+		}
 	}
 	results, err := q.d.store.UpdateOrders(changes)
+	if seal != nil {
+		seal.release()
+	}
 	if err == nil && q.stopping() {
 		// The engine began stopping during the commit: an attempt spawned now would be
 		// cut off at once. The orders stay provisioning and are resumed, first, at the
@@ -405,7 +412,7 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 		}
 		return
 	}
-	for _, r := range results {
+	for i, r := range results {
 		if r.Err != nil {
 			continue // no longer runnable, or gone
 		}
@@ -417,10 +424,57 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 			actor.WithID(strconv.FormatInt(r.Order.ID, 10)+"."+strconv.FormatUint(q.gen, 10)),
 			actor.WithInboxSize(4), actor.WithMaxRestarts(0))
 		q.inFlight[r.Order.ID] = pid
-		c.Send(pid, runAttempt{order: r.Order})
+		run := runAttempt{order: r.Order}
+		if seal != nil {
+			run.password = seal.pws[i]
+		}
+		c.Send(pid, run)
 		q.counts.started++
 		q.d.metrics.started.Inc()
 		q.publish(c, r.Order, "started")
+	}
+}
+
+// startPasswords seals the root passwords of the orders a start commit begins the
+// first attempt of, in that commit: the password is durable before the provider is
+// asked (so a retry or a resume sends the same one) without a commit of its own.
+type startPasswords struct {
+	seal    func(o store.Order) (string, store.SealedPassword, bool)
+	release func()
+	pws     []string // by change; in memory only, for the attempt's create
+}
+
+// firstPasswords returns the sealing for a start commit of n orders, or nil when the
+// password source keeps nothing (derived passwords) or cannot seal now (the order's
+// attempt then issues its password itself, as a resumed one does).
+func (q *dispatcher) firstPasswords(n int) *startPasswords {
+	ps, ok := q.d.orders.password.(passwordSealer)
+	if !ok {
+		return nil
+	}
+	seal, release, err := ps.Sealer()
+	if err != nil {
+		q.d.cfg.Logger.Warn("dispatcher: cannot seal passwords in the start commit; each attempt issues its own", "err", err)
+		return nil
+	}
+	return &startPasswords{seal: seal, release: release, pws: make([]string, n)}
+}
+
+// change is the Seal of the i-th change: only an order whose first attempt this
+// commit starts (nothing before it could have sealed a password or sent a create),
+// at a provider that takes the password from hangar, gets one.
+func (sp *startPasswords) change(i int, providers map[string]Provider) func(o *store.Order) (store.SealedPassword, bool) {
+	return func(o *store.Order) (store.SealedPassword, bool) {
+		sp.pws[i] = "" // the commit may be run again
+		if o.Status != store.OrderProvisioning || mayHaveServer(*o) || choosesRootPassword(providers[o.Provider]) {
+			return store.SealedPassword{}, false
+		}
+		pw, p, ok := sp.seal(*o)
+		if !ok {
+			return store.SealedPassword{}, false
+		}
+		sp.pws[i] = pw
+		return p, true
 	}
 }
 

@@ -50,7 +50,11 @@ func InstanceLabel(orderID int64) string { return "hangar-order-" + strconv.Form
 
 // runAttempt tells a fresh order actor to run one provisioning attempt of order, which
 // the dispatcher has just moved to provisioning.
-type runAttempt struct{ order store.Order }
+// password, when set, is the root password the start commit sealed for it.
+type runAttempt struct {
+	order    store.Order
+	password string
+}
 
 type orderDeps struct {
 	ctx        context.Context
@@ -77,6 +81,8 @@ type orderDeps struct {
 type orderActor struct {
 	d  orderDeps
 	id int64
+	// password is the root password the start commit sealed, if it did.
+	password string
 }
 
 func newOrderActor(d orderDeps, id int64) actor.Producer {
@@ -87,6 +93,7 @@ func (a *orderActor) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started, actor.Stopped:
 	case runAttempt:
+		a.password = msg.password
 		res := a.attempt(c, msg.order)
 		c.Send(a.d.dispatcher, res)
 		c.Engine().Poison(c.PID())
@@ -254,6 +261,12 @@ func mayHaveServer(o store.Order) bool {
 	return false
 }
 
+// choosesRootPassword reports a provider that picks the root password itself (Vultr).
+func choosesRootPassword(p Provider) bool {
+	pc, ok := p.(interface{ ChoosesRootPassword() bool })
+	return ok && pc.ChoosesRootPassword()
+}
+
 func (a *orderActor) provisionSafely(o store.Order) (inst cloud.Instance, password string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -288,12 +301,17 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 		return cloud.Instance{}, "", err
 	}
 	password := ""
-	if pc, ok := prov.(interface{ ChoosesRootPassword() bool }); ok && pc.ChoosesRootPassword() && found {
+	if choosesRootPassword(prov) && found {
 		password = passwordUnknown
 	}
 	if !found {
 		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan, SSHKeys: userSSHKeys(a.d.store, o)}
-		if pc, ok := prov.(interface{ ChoosesRootPassword() bool }); !ok || !pc.ChoosesRootPassword() {
+		switch {
+		case choosesRootPassword(prov):
+		case a.password != "":
+			// Sealed in the commit that started this first attempt.
+			req.RootPassword = a.password
+		default:
 			// Kept sealed before the create, so that a retry or a resume after a crash
 			// sends the same password the provider may already have.
 			if req.RootPassword, err = a.d.password.Issue(o); err != nil {

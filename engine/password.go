@@ -207,6 +207,57 @@ func (v *Vault) Issue(o store.Order) (string, error) {
 	return pw, nil
 }
 
+// passwordSealer is a PasswordSource that can seal new passwords into a commit the
+// caller makes (the Vault): the dispatcher seals each first attempt's password in the
+// commit that starts it, instead of Issue making a commit of its own per order.
+type passwordSealer interface {
+	// Sealer returns seal, which makes a new random password for an order and seals it
+	// with the current key (ok false for an order it must not seal, and on failure),
+	// and release, to be called once the commit that stores what seal returned has
+	// ended: until then the key is not swept.
+	Sealer() (seal func(o store.Order) (pw string, p store.SealedPassword, ok bool), release func(), err error)
+}
+
+// Sealer implements passwordSealer.
+func (v *Vault) Sealer() (func(o store.Order) (string, store.SealedPassword, bool), func(), error) {
+	v.mu.Lock()
+	epoch, key, err := v.currentKey()
+	if err == nil {
+		v.pending[epoch]++
+	}
+	v.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	release := func() {
+		v.mu.Lock()
+		if v.pending[epoch]--; v.pending[epoch] <= 0 {
+			delete(v.pending, epoch)
+		}
+		v.mu.Unlock()
+	}
+	aead, err := gcm(key)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	seal := func(o store.Order) (string, store.SealedPassword, bool) {
+		if v.isLegacy(o) {
+			return "", store.SealedPassword{}, false
+		}
+		pw, err := randomPassword()
+		if err != nil {
+			return "", store.SealedPassword{}, false
+		}
+		sealed, err := sealWith(aead, o.ID, pw)
+		if err != nil {
+			return "", store.SealedPassword{}, false
+		}
+		return pw, store.SealedPassword{OrderID: o.ID, Epoch: epoch, Sealed: sealed}, true
+	}
+	return seal, release, nil
+}
+
 func (v *Vault) isLegacy(o store.Order) bool {
 	return v.legacy != nil && !o.CreatedAt.IsZero() && o.CreatedAt.Before(v.legacyBefore)
 }
@@ -332,6 +383,10 @@ func seal(key []byte, orderID int64, pw string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sealWith(aead, orderID, pw)
+}
+
+func sealWith(aead cipher.AEAD, orderID int64, pw string) ([]byte, error) {
 	nonce := make([]byte, aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, err
@@ -398,4 +453,5 @@ func syncDir(dir string) error {
 var (
 	_ PasswordSource = (*Vault)(nil)
 	_ PasswordSource = derivedPasswords{}
+	_ passwordSealer = (*Vault)(nil)
 )

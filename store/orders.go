@@ -199,6 +199,10 @@ type OrderChange struct {
 	Apply func(o *Order) error
 	// Notes are queued in the outbox with the change.
 	Notes []OutboxMessage
+	// Seal, when set, is asked after Apply succeeded for a sealed password to keep with
+	// the change, in the same commit (the dispatcher seals an order's root password in
+	// the commit that starts its first attempt, before the provider is asked).
+	Seal func(o *Order) (SealedPassword, bool)
 }
 
 // OrderResult is what one OrderChange came to: the order as stored and its notes with
@@ -263,6 +267,14 @@ func (s *Store) changeOrder(txn *tx, c OrderChange, r *OrderResult, now time.Tim
 	}
 	if err := putOutboxAll(txn, r.Notes); err != nil {
 		return err
+	}
+	if c.Seal != nil {
+		if p, ok := c.Seal(&updated); ok {
+			p.OrderID = updated.ID
+			if err := putRecord(txn, sealedPasswordKey(p.OrderID), p, 0); err != nil {
+				return err
+			}
+		}
 	}
 	r.Order = updated
 	return nil
