@@ -271,7 +271,7 @@ func (s *Store) changeOrder(txn *tx, c OrderChange, r *OrderResult, now time.Tim
 	if c.Seal != nil {
 		if p, ok := c.Seal(&updated); ok {
 			p.OrderID = updated.ID
-			if err := putRecord(txn, sealedPasswordKey(p.OrderID), p, 0); err != nil {
+			if err := putRecord(txn, sealedPasswordKey(p.OrderID), &p, 0); err != nil {
 				return err
 			}
 		}

@@ -311,3 +311,40 @@ var (
 	_ binaryRecord = (*LedgerEntry)(nil)
 	_ binaryRecord = (*Window)(nil)
 )
+
+// A sealed password is written when an order starts, read when its message is sent,
+// rewritten when it is marked done and read by every sweep.
+func (p *SealedPassword) AppendBinary(b []byte) ([]byte, error) {
+	b = binary.AppendVarint(b, p.OrderID)
+	b = binary.AppendUvarint(b, p.Epoch)
+	b = binary.AppendUvarint(b, uint64(len(p.Sealed)))
+	b = append(b, p.Sealed...)
+	return appendTime(b, p.DoneAt), nil
+}
+
+func (p *SealedPassword) UnmarshalBinary(b []byte) error {
+	r := fieldReader{b: b}
+	*p = SealedPassword{OrderID: r.int(), Epoch: r.uint()}
+	if s := r.string(); s != "" {
+		p.Sealed = []byte(s)
+	}
+	p.DoneAt = r.time()
+	return r.err
+}
+
+// A simulated server is written by every create of the built-in provider.
+func (v *SimServer) AppendBinary(b []byte) ([]byte, error) {
+	b = binary.AppendUvarint(b, v.Seq)
+	b = appendString(b, v.Label)
+	b = appendString(b, v.IPv4)
+	b = appendString(b, v.Status)
+	b = appendString(b, v.Region)
+	b = appendString(b, v.Plan)
+	return appendTime(b, v.CreatedAt), nil
+}
+
+func (v *SimServer) UnmarshalBinary(b []byte) error {
+	r := fieldReader{b: b}
+	*v = SimServer{Seq: r.uint(), Label: r.string(), IPv4: r.string(), Status: r.string(), Region: r.string(), Plan: r.string(), CreatedAt: r.time()}
+	return r.err
+}

@@ -38,6 +38,9 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 			CallbackQueryID: "cb-1", SecretOrderID: 42,
 		},
 		&Visitor{TS: at.Truncate(time.Second), IP: "2001:db8::1", Slug: "hello-world", Country: "KR", City: "Seoul", Lat: 37.5665, Lon: -126.978},
+		&SealedPassword{OrderID: 42, Epoch: 1 << 62, Sealed: []byte{0, 1, 2, 0xff}, DoneAt: at},
+		&SealedPassword{OrderID: 1},
+		&SimServer{Seq: 12, Label: "hangar-order-42", IPv4: "198.51.100.12", Status: "running", Region: "tokyo", Plan: "nano", CreatedAt: at},
 	}
 	for i, want := range full {
 		t.Run(reflect.TypeOf(want).Elem().Name(), func(t *testing.T) {

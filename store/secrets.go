@@ -18,7 +18,7 @@ type SealedPassword struct {
 
 // PutSealedPassword stores (or replaces) an order's sealed password.
 func (s *Store) PutSealedPassword(p SealedPassword) error {
-	return s.update(func(txn *tx) error { return putRecord(txn, sealedPasswordKey(p.OrderID), p, 0) })
+	return s.update(func(txn *tx) error { return putRecord(txn, sealedPasswordKey(p.OrderID), &p, 0) })
 }
 
 // GetSealedPassword reads an order's sealed password, or ErrNotFound.
@@ -71,7 +71,7 @@ func (s *Store) MarkSealedPasswordsDone(orderIDs []int64, t time.Time) error {
 				continue
 			}
 			p.DoneAt = t
-			if err := putRecord(txn, sealedPasswordKey(id), p, 0); err != nil {
+			if err := putRecord(txn, sealedPasswordKey(id), &p, 0); err != nil {
 				return err
 			}
 		}

@@ -26,7 +26,7 @@ func (s *Store) PutSimServer(v SimServer) error {
 	if v.Seq == 0 {
 		return errors.New("store: a simulated server needs a number")
 	}
-	return s.update(func(txn *tx) error { return putRecord(txn, simServerKey(v.Seq), v, 0) })
+	return s.update(func(txn *tx) error { return putRecord(txn, simServerKey(v.Seq), &v, 0) })
 }
 
 // DeleteSimServer forgets one simulated server; a missing one is not an error.
