@@ -303,7 +303,7 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 	if h.PreCheckout {
 		// Before the back-pressure check: answering costs one store read and one call,
 		// and Telegram cancels the payment unless it hears within 10 s.
-		e.answerPreCheckout(raw)
+		e.answerPreCheckout(decodedUpdate(h, raw).PreCheckoutQuery)
 	}
 	if e.pending.Load() >= int64(e.cfg.MaxPending) {
 		e.metrics.updatesRefused.Inc()

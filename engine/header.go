@@ -113,6 +113,15 @@ func ParseUpdateHeader(raw []byte) (UpdateHeader, error) {
 			return UpdateHeader{}, err
 		}
 		h.update = &tgUpdate{ID: h.ID}
+		if h.PreCheckout {
+			// Answered on its own, as when only the query was decoded for the answer.
+			var q struct {
+				Query *tgPreCheckoutQuery `json:"pre_checkout_query"`
+			}
+			if json.Unmarshal(raw, &q) == nil {
+				h.update.PreCheckoutQuery = q.Query
+			}
+		}
 		return h, nil
 	default:
 		return UpdateHeader{}, err

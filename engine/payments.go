@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -210,26 +209,21 @@ func (b *bot) paid(m *tgMessage, updateID int64, out *botOutcome) {
 	out.sayT(chat, "PaymentCredited", "Amount", out.p.Money(credited.Amount), "Stars", credited.Stars, "Balance", out.p.Money(bal.Available))
 }
 
-// preCheckoutUpdate is the part of an update a pre-checkout answer needs.
-type preCheckoutUpdate struct {
-	Query *tgPreCheckoutQuery `json:"pre_checkout_query"`
-}
-
 // answerPreCheckout answers a pre_checkout_query on the webhook's (or poller's) own
 // goroutine: Telegram cancels the payment unless it hears within 10 s, so the answer
 // must not wait behind the user's actor, the outbox's pacing or its backlog. It
 // checks the payload against the stored invoice: same user, same amount, same
 // number of Stars, not paid, not expired.
-func (e *Engine) answerPreCheckout(raw []byte) {
+//
+// q is the update's query as the webhook or the poller decoded it (ParseUpdateHeader).
+func (e *Engine) answerPreCheckout(q *tgPreCheckoutQuery) {
 	// On the request's goroutine, outside any actor: a panic here would end the
 	// process, so it is recovered and counted like an actor's; Telegram then cancels
 	// the payment on its own.
 	defer recoverPanic(e.cfg.Logger, e.metrics, "precheckout", nil)
-	var u preCheckoutUpdate
-	if err := json.Unmarshal(raw, &u); err != nil || u.Query == nil || u.Query.From == nil {
+	if q == nil || q.From == nil {
 		return
 	}
-	q := u.Query
 	start := time.Now()
 	defer func() { e.bot.payMetrics.preCheckoutSeconds.Observe(time.Since(start).Seconds()) }()
 	msgID := e.checkPreCheckout(q)
