@@ -142,17 +142,25 @@ func TestConnectionsOverTheCapAreAnswered503(t *testing.T) {
 	if len(conns) != maxConns+3 {
 		t.Fatalf("opened %d connections, want %d", len(conns), maxConns+3)
 	}
-	for _, c := range conns[maxConns:] {
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	// Which three are over the cap depends on when the server saw the health check's
+	// connection close, so every connection is read: the idle ones under the cap time
+	// out, the ones over it are answered at once.
+	refused, deadline := 0, time.Now().Add(2*time.Second)
+	for _, c := range conns {
+		_ = c.SetReadDeadline(deadline)
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
-			t.Fatalf("a connection over the cap got no answer: %v", err)
+			continue
 		}
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 503 || resp.Header.Get("Content-Type") != "application/json" ||
 			!bytes.Contains(body, []byte(`"code":"too_many_connections"`)) {
 			t.Fatalf("over the cap: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
+		refused++
+	}
+	if refused < 3 {
+		t.Fatalf("%d of %d connections were answered 503 at a cap of %d, want at least 3", refused, len(conns), maxConns)
 	}
 	for _, c := range conns {
 		c.Close()
