@@ -222,17 +222,7 @@ func (v *broadcasts) HandleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil // the question, or the daemon, has the word
 	}
 	switch {
-	case key.Matches(msg, km.Back) && v.open:
-		v.open = false
-		v.SetSize(v.w, v.h)
-		return nil
-	case key.Matches(msg, km.Detail):
-		if v.tbl.Len() > 0 {
-			v.open = true
-			v.SetSize(v.w, v.h)
-			v.setPane()
-			v.pane.GotoTop()
-		}
+	case detailKey(msg, km, &v.open, v.tbl.Len(), &v.pane, func() { v.SetSize(v.w, v.h) }, v.setPane):
 		return nil
 	case key.Matches(msg, km.NewBroadcast):
 		if v.c.ReadOnly() {

@@ -135,17 +135,7 @@ func (v *moderation) HandleKey(msg tea.KeyMsg) tea.Cmd {
 	km := v.c.Km
 	d, ctx := v.c.D, v.c.Ctx
 	switch {
-	case key.Matches(msg, km.Back) && v.open:
-		v.open = false
-		v.SetSize(v.w, v.h)
-		return nil
-	case key.Matches(msg, km.Detail):
-		if v.tbl.Len() > 0 {
-			v.open = true
-			v.SetSize(v.w, v.h)
-			v.setPane()
-			v.pane.GotoTop()
-		}
+	case detailKey(msg, km, &v.open, v.tbl.Len(), &v.pane, func() { v.SetSize(v.w, v.h) }, v.setPane):
 		return nil
 	case key.Matches(msg, km.SwitchList) && !v.open:
 		v.inquiriesShown = !v.inquiriesShown

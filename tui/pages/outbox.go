@@ -154,17 +154,9 @@ func (v *outbox) selected() (api.Message, bool) {
 func (v *outbox) HandleKey(msg tea.KeyMsg) tea.Cmd {
 	km := v.c.Km
 	switch {
-	case key.Matches(msg, km.Back) && v.open:
-		v.open = false
-		v.SetSize(v.w, v.h)
-		return nil
-	case key.Matches(msg, km.Detail) && !v.open:
-		if v.tbl.Len() > 0 {
-			v.open = true
-			v.SetSize(v.w, v.h)
-			v.setPane()
-			v.pane.GotoTop()
-		}
+	case key.Matches(msg, km.Detail) && v.open:
+		// enter on an open pane is the table's (it does nothing there)
+	case detailKey(msg, km, &v.open, v.tbl.Len(), &v.pane, func() { v.SetSize(v.w, v.h) }, v.setPane):
 		return nil
 	}
 	if v.open && (msg.String() == "pgup" || msg.String() == "pgdown") {
