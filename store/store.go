@@ -85,6 +85,8 @@ type Store struct {
 	// sshKeys is which users have a public key stored (see sshkeys.go), loaded at
 	// Open, so that creating a server for a user with none reads nothing.
 	sshKeys sshKeySet
+	// readers rules out reader records that cannot exist (see readerfilter.go).
+	readers readerFilter
 }
 
 // tx is one commit's (or view's) reads and writes.
@@ -110,6 +112,10 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.loadSSHKeyUsers(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadReaders(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -202,6 +208,20 @@ func exists(txn *tx, key []byte) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// scanKeys calls fn with each key under prefix, reading no values. The key is only
+// valid during the call.
+func scanKeys(txn *tx, prefix string, fn func(key []byte)) error {
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Prefix = []byte(prefix)
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		fn(it.Item().Key())
+	}
+	return nil
 }
 
 // scanPrefix calls fn for each value under prefix in key order until fn returns false.

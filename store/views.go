@@ -138,16 +138,17 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	if err != nil {
 		return ViewResult{}, err
 	}
-	key := readerKey(ipHash(salt, h.IP))
+	hash := ipHash(salt, h.IP)
+	key := readerKey(hash)
 	var res ViewResult
 	err = s.updateNow(func(txn *tx) error {
-		rd, known, err := getReader(txn, key)
+		rd, known, err := s.getReader(txn, day, hash)
 		if err != nil {
 			return err
 		}
 		seen := rd.countedSince(h.Slug, now.Add(-ViewDedupWindow))
 		if !seen {
-			if seen, err = countedYesterday(txn, h.IP, h.Slug, now); err != nil {
+			if seen, err = s.countedYesterday(txn, h.IP, h.Slug, now); err != nil {
 				return err
 			}
 		}
@@ -181,6 +182,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 			}
 		}
 		if !seen || !known {
+			s.readers.add(day, hash)
 			if err := txn.SetEntry(badger.NewEntry(key, rd.encode()).WithTTL(readerTTL)); err != nil {
 				return err
 			}
@@ -192,16 +194,17 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 
 // countedYesterday covers the first ViewDedupWindow after midnight, when the window
 // reaches into yesterday, whose views were recorded under yesterday's salt.
-func countedYesterday(txn *tx, ip, slug string, now time.Time) (bool, error) {
+func (s *Store) countedYesterday(txn *tx, ip, slug string, now time.Time) (bool, error) {
 	midnight := now.Truncate(24 * time.Hour) // UTC days
 	if now.Sub(midnight) >= ViewDedupWindow {
 		return false, nil
 	}
-	salt, err := daySalt(txn, midnight.Add(-time.Hour).Format(dayLayout), false)
+	yesterday := midnight.Add(-time.Hour).Format(dayLayout)
+	salt, err := daySalt(txn, yesterday, false)
 	if err != nil || salt == nil {
 		return false, err
 	}
-	rd, _, err := getReader(txn, readerKey(ipHash(salt, ip)))
+	rd, _, err := s.getReader(txn, yesterday, ipHash(salt, ip))
 	return rd.countedSince(slug, now.Add(-ViewDedupWindow)), err
 }
 
@@ -278,8 +281,12 @@ func decodeReader(b []byte) (reader, error) {
 	return r, nil
 }
 
-func getReader(txn *tx, key []byte) (r reader, known bool, err error) {
-	item, err := txn.Get(key)
+// getReader reads the reader record of hash, salted with day's salt.
+func (s *Store) getReader(txn *tx, day string, hash []byte) (r reader, known bool, err error) {
+	if !s.readers.mayExist(day, hash) {
+		return nil, false, nil
+	}
+	item, err := txn.Get(readerKey(hash))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, false, nil
 	}

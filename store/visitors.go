@@ -142,15 +142,7 @@ func trimBelow(txn *tx, prefix string, from, floor uint64, max int) error {
 func (s *Store) countPrefix(prefix string) (int, error) {
 	n := 0
 	err := s.view(func(txn *tx) error {
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchValues = false
-		opts.Prefix = []byte(prefix)
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
+		return scanKeys(txn, prefix, func([]byte) { n++ })
 	})
 	return n, err
 }
