@@ -22,6 +22,8 @@ type UpdateStore interface {
 	PendingUpdates(limit int) ([]store.InboxUpdate, error)
 	LoadWindow(userID int64) (store.Window, error)
 	CompleteUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error)
+	UpdateSeen(updateID int64) (bool, error)
+	ProcessUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error)
 	ResetWindow(userID int64) (bool, error)
 }
 
@@ -51,9 +53,12 @@ type Config struct {
 	RateWindow  time.Duration // window length (default 60s)
 	IdleTimeout time.Duration // a user actor with no traffic this long is stopped (default 2 windows)
 	MaxPending  int           // updates waiting for their actors before the webhook answers 503 (default 50,000)
-	Clock       Clock
-	Logger      *slog.Logger
-	Registry    prometheus.Registerer
+	// UpdateWait bounds how long the webhook waits for its update to be processed
+	// (default 10 s); past it the answer is 503 and Telegram delivers the update again.
+	UpdateWait time.Duration
+	Clock      Clock
+	Logger     *slog.Logger
+	Registry   prometheus.Registerer
 	// SendInterval paces outgoing Telegram messages (default 1/30 s: Telegram's global limit).
 	SendInterval time.Duration
 	Queue        QueueConfig
@@ -130,6 +135,9 @@ func (c *Config) setDefaults() {
 	if c.MaxPending <= 0 {
 		c.MaxPending = 50000
 	}
+	if c.UpdateWait <= 0 {
+		c.UpdateWait = 10 * time.Second
+	}
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
 	}
@@ -166,10 +174,15 @@ type Engine struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	subs       atomic.Uint64
-	// pending counts updates handed to the actors and not yet processed (the router
-	// decrements it); it bounds what a flood can queue in memory.
+	// pending counts updates handed to the actors and not yet processed (the user
+	// actors decrement it); it bounds what a flood can queue in memory.
 	pending atomic.Int64
-	bcast   *broadcastHandle
+	// users is the router's directory of live user actors, which the webhook sends to.
+	users *userDirectory
+	// halted is closed once Stop is done with the actors: a webhook handler still
+	// waiting then will never hear from its actor.
+	halted chan struct{}
+	bcast  *broadcastHandle
 	// pause mirrors the dispatcher's pause for readers outside it (the bot).
 	pause pauseFlag
 	// webhook is Telegram's last word on the webhook (SetWebhookState).
@@ -200,7 +213,8 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, store: st, sender: sender, metrics: newMetrics(cfg.Registry),
-		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel}
+		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel,
+		users: newUserDirectory(), halted: make(chan struct{})}
 	e.bot = &bot{store: st, catalog: cfg.Catalog, limit: cfg.Queue.OrderLimit, clock: cfg.Clock,
 		passwords: e.passwordPolicy(), pause: &e.pause, billing: cfg.Billing,
 		lang: lang, pay: st, starsRate: cfg.StarsRate, payMetrics: newPaymentMetrics(cfg.Registry)}
@@ -258,6 +272,7 @@ func (e *Engine) Stop(ctx context.Context) {
 	if !e.started.Load() || e.stopped.Swap(true) {
 		return
 	}
+	defer close(e.halted)
 	// In-flight provider calls end now; their orders stay provisioning and are resumed
 	// (found by label) at the next start. Give their actors a moment to say so before
 	// the store closes under them.
@@ -293,21 +308,44 @@ func (e *Engine) Stop(ctx context.Context) {
 // ErrNotStarted is returned when the engine is asked for work before Start.
 var ErrNotStarted = errors.New("engine: not started")
 
-// AcceptUpdate durably records a Telegram update and hands it to the user's actor. It
-// returns once the update is on disk: fresh is false for a re-delivered update_id,
-// which is acknowledged without being processed again.
+// AcceptUpdate is the webhook's door: the user's actor processes the update now, and
+// AcceptUpdate returns once the outcome (the window, the replies, and the update_id's
+// 24 h seen-marker) is durable, in one commit. fresh is false for an update_id
+// processed before, acknowledged without running the bot again. An error means
+// nothing of the update is durable (a store failure, ErrUpdatePanicked,
+// ErrUpdateTimeout, ErrBusy, ErrNotStarted): Telegram must deliver it again.
 func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error) {
-	if !e.started.Load() {
-		return false, ErrNotStarted
+	if err := e.admit(h, raw); err != nil {
+		return false, err
 	}
-	if h.PreCheckout {
-		// Before the back-pressure check: answering costs one store read and one call,
-		// and Telegram cancels the payment unless it hears within 10 s.
-		e.answerPreCheckout(decodedUpdate(h, raw).PreCheckoutQuery)
-	}
-	if e.pending.Load() >= int64(e.cfg.MaxPending) {
+	reply := make(chan updateResult, 1)
+	e.deliver(h.UserID, userUpdate{id: h.ID, update: h.update, raw: append([]byte(nil), raw...),
+		acceptedAt: e.cfg.Clock.Now(), reply: reply})
+	wait := time.NewTimer(e.cfg.UpdateWait)
+	defer wait.Stop()
+	select {
+	case r := <-reply:
+		return r.fresh, r.err
+	case <-wait.C:
+		// The actor may still process it; Telegram's re-delivery then finds it done.
 		e.metrics.updatesRefused.Inc()
-		return false, ErrBusy
+		return false, ErrUpdateTimeout
+	case <-e.halted:
+		select {
+		case r := <-reply:
+			return r.fresh, r.err
+		default:
+			return false, ErrNotStarted
+		}
+	}
+}
+
+// QueueUpdate is the poller's door: it durably records the update in the inbox and
+// hands it to the user's actor, returning once the update is on disk (not yet
+// processed). fresh is false for an update_id seen before, which is not queued again.
+func (e *Engine) QueueUpdate(h UpdateHeader, raw []byte) (fresh bool, err error) {
+	if err := e.admit(h, raw); err != nil {
+		return false, err
 	}
 	fresh, err = e.store.AcceptUpdate(h.ID, raw)
 	if err != nil {
@@ -318,10 +356,41 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 		return false, nil
 	}
 	e.metrics.updatesAccepted.Inc()
-	e.pending.Add(1)
-	e.actors.Send(e.router, deliverUpdate{header: h, raw: append([]byte(nil), raw...), acceptedAt: e.cfg.Clock.Now()})
+	e.deliver(h.UserID, userUpdate{id: h.ID, update: h.update, raw: append([]byte(nil), raw...), acceptedAt: e.cfg.Clock.Now()})
 	return true, nil
 }
+
+// admit answers a pre-checkout query, then applies back-pressure.
+func (e *Engine) admit(h UpdateHeader, raw []byte) error {
+	if !e.started.Load() {
+		return ErrNotStarted
+	}
+	if h.PreCheckout {
+		// Before the back-pressure check: answering costs one store read and one call,
+		// and Telegram cancels the payment unless it hears within 10 s.
+		e.answerPreCheckout(decodedUpdate(h, raw).PreCheckoutQuery)
+	}
+	if e.pending.Load() >= int64(e.cfg.MaxPending) {
+		e.metrics.updatesRefused.Inc()
+		return ErrBusy
+	}
+	return nil
+}
+
+// deliver counts an update as pending and sends it to its user's actor: directly
+// when the actor is live, through the router (which spawns it) when not.
+func (e *Engine) deliver(userID int64, u userUpdate) {
+	e.pending.Add(1)
+	if pid, ok := e.users.acquire(userID, u.acceptedAt); ok {
+		e.actors.Send(pid, u)
+		return
+	}
+	e.actors.Send(e.router, deliverUpdate{userID: userID, update: u})
+}
+
+// ErrUpdateTimeout is the webhook's answer for an update its actor did not finish
+// within Config.UpdateWait: Telegram delivers it again.
+var ErrUpdateTimeout = errors.New("engine: the update was not processed in time")
 
 // ErrBusy is returned while more updates wait for their actors than MaxPending: the
 // webhook answers 503 and Telegram delivers the update again later, so a flood cannot
@@ -366,7 +435,7 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
 		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
-		bot: e.bot}
+		bot: e.bot, users: e.users}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {

@@ -19,9 +19,9 @@ type OffsetStore interface {
 	SetTelegramOffset(offset int64) error
 }
 
-// updateAcceptor is the engine's door for updates, the webhook's and the poller's.
-type updateAcceptor interface {
-	AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error)
+// updateQueuer is the engine's door for polled updates: the inbox.
+type updateQueuer interface {
+	QueueUpdate(h UpdateHeader, raw []byte) (fresh bool, err error)
 }
 
 // Poller is long polling (--telegram-mode polling), for a bot on a machine Telegram
@@ -33,7 +33,7 @@ type updateAcceptor interface {
 type Poller struct {
 	src     UpdateSource
 	offsets OffsetStore
-	eng     updateAcceptor
+	eng     updateQueuer
 	log     *slog.Logger
 	// Wait is getUpdates' long-poll timeout.
 	Wait time.Duration
@@ -107,7 +107,7 @@ func (p *Poller) Run(ctx context.Context) error {
 // Telegram keeps the update until a later offset confirms it.
 func (p *Poller) accept(ctx context.Context, h UpdateHeader, raw []byte) bool {
 	for {
-		_, err := p.eng.AcceptUpdate(h, raw)
+		_, err := p.eng.QueueUpdate(h, raw)
 		if err == nil {
 			return true
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,11 +11,11 @@ import (
 
 // Messages the update router understands.
 type (
-	// deliverUpdate carries an acknowledged update to its user's actor.
+	// deliverUpdate carries an update to its user's actor, spawning the actor if it is
+	// not live.
 	deliverUpdate struct {
-		header     UpdateHeader
-		raw        []byte
-		acceptedAt time.Time
+		userID int64
+		update userUpdate
 	}
 	// recoverInbox re-delivers every update left in the inbox; answered with recoverInboxResult.
 	recoverInbox       struct{}
@@ -32,13 +33,12 @@ type (
 		err     error
 	}
 	healthProbe struct{}
-	// userDone is sent by a user actor after each update it finished.
-	userDone struct{ userID int64 }
 	// routerTick drives idle eviction and the stale-inbox sweep.
 	routerTick struct{}
 )
 
 type routerDeps struct {
+	users      *userDirectory
 	pending    *atomic.Int64
 	sendingOff bool
 	cfg        Config
@@ -50,26 +50,116 @@ type routerDeps struct {
 	feed       *actor.PID
 }
 
-// userEntry is the router's view of one live user actor.
+// userEntry is one live user actor.
 type userEntry struct {
-	pid         *actor.PID
-	outstanding int
-	lastActive  time.Time
+	pid *actor.PID
+	// outstanding counts the updates sent to the actor and not yet processed: counted
+	// up under the shard's lock by whoever sends, down by the actor.
+	outstanding atomic.Int64
+	lastActive  time.Time // under the shard's lock
 }
 
-// updateRouter owns the set of live per-user actors: it spawns one on a user's first
-// update, counts what each still has to process, and stops those idle for longer than
-// IdleTimeout. Only it sends to user actors, so a stopping actor never receives work.
+// userDirectory is the set of live user actors. The router alone adds and removes
+// entries; the webhook's handlers read it to send an update to a live actor directly,
+// saving a hop through the router on the way to the acknowledgement. A sender counts
+// its update in the entry's outstanding under the shard's lock and the router removes
+// only entries with nothing outstanding under the same lock, so nothing is ever sent
+// to an actor being stopped.
+type userDirectory struct {
+	shards [64]userShard
+}
+
+type userShard struct {
+	mu    sync.Mutex
+	users map[int64]*userEntry
+}
+
+func newUserDirectory() *userDirectory {
+	d := &userDirectory{}
+	for i := range d.shards {
+		d.shards[i].users = map[int64]*userEntry{}
+	}
+	return d
+}
+
+func (d *userDirectory) shard(userID int64) *userShard {
+	return &d.shards[uint64(userID)%uint64(len(d.shards))]
+}
+
+// acquire returns the live actor of userID with one more update counted against it,
+// or false when there is none (the router spawns it).
+func (d *userDirectory) acquire(userID int64, now time.Time) (*actor.PID, bool) {
+	sh := d.shard(userID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	u, ok := sh.users[userID]
+	if !ok {
+		return nil, false
+	}
+	u.outstanding.Add(1)
+	u.lastActive = now
+	return u.pid, true
+}
+
+func (d *userDirectory) add(userID int64, u *userEntry) {
+	sh := d.shard(userID)
+	sh.mu.Lock()
+	sh.users[userID] = u
+	sh.mu.Unlock()
+}
+
+func (d *userDirectory) lookup(userID int64) (*actor.PID, bool) {
+	sh := d.shard(userID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	u, ok := sh.users[userID]
+	if !ok {
+		return nil, false
+	}
+	return u.pid, true
+}
+
+// evict removes the entries idle since before cutoff with nothing outstanding and
+// returns their actors, and how many stay.
+func (d *userDirectory) evict(cutoff time.Time) (stopped []*actor.PID, live int) {
+	for i := range d.shards {
+		sh := &d.shards[i]
+		sh.mu.Lock()
+		for id, u := range sh.users {
+			if u.outstanding.Load() <= 0 && u.lastActive.Before(cutoff) {
+				stopped = append(stopped, u.pid)
+				delete(sh.users, id)
+			}
+		}
+		live += len(sh.users)
+		sh.mu.Unlock()
+	}
+	return stopped, live
+}
+
+func (d *userDirectory) len() int {
+	n := 0
+	for i := range d.shards {
+		sh := &d.shards[i]
+		sh.mu.Lock()
+		n += len(sh.users)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// updateRouter spawns a user's actor on the first update that finds none live (in
+// the directory), stops those idle for longer than IdleTimeout, re-delivers the inbox
+// at start and sweeps it for updates whose processing failed.
 type updateRouter struct {
 	d        routerDeps
-	users    map[int64]*userEntry
 	gen      uint64
 	repeater actor.SendRepeater
 	ticking  bool
 }
 
 func newUpdateRouter(d routerDeps) actor.Producer {
-	return func() actor.Receiver { return &updateRouter{d: d, users: map[int64]*userEntry{}} }
+	return func() actor.Receiver { return &updateRouter{d: d} }
 }
 
 func (r *updateRouter) Receive(c *actor.Context) {
@@ -84,11 +174,6 @@ func (r *updateRouter) Receive(c *actor.Context) {
 		}
 	case deliverUpdate:
 		r.route(c, msg)
-	case userDone:
-		r.d.pending.Add(-1)
-		if u, ok := r.users[msg.userID]; ok {
-			u.outstanding--
-		}
 	case recoverInbox:
 		n, err := r.redeliver(c, time.Time{})
 		if n > 0 {
@@ -99,7 +184,7 @@ func (r *updateRouter) Receive(c *actor.Context) {
 	case resetWindow:
 		r.resetWindow(c, msg)
 	case healthProbe:
-		c.Respond(Health{UserActors: len(r.users)})
+		c.Respond(Health{UserActors: r.d.users.len()})
 	case routerTick:
 		r.evictIdle(c)
 		// An update whose actor panicked mid-way is still in the inbox: try it again.
@@ -121,22 +206,24 @@ func (r *updateRouter) tickEvery() time.Duration {
 }
 
 func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
-	userID := msg.header.UserID
-	u, ok := r.users[userID]
-	if !ok {
-		r.gen++
-		id := strconv.FormatInt(userID, 10) + "." + strconv.FormatUint(r.gen, 10)
-		pid := c.SpawnChild(newUserActor(userDeps{
-			cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: r.d.outbox(), router: c.PID(),
-			dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff,
-		}, userID), "user", actor.WithID(id), actor.WithInboxSize(16))
-		u = &userEntry{pid: pid}
-		r.users[userID] = u
-		r.d.metrics.userActors.Set(float64(len(r.users)))
+	now := r.d.cfg.Clock.Now()
+	if pid, ok := r.d.users.acquire(msg.userID, now); ok {
+		c.Send(pid, msg.update)
+		return
 	}
-	u.outstanding++
-	u.lastActive = r.d.cfg.Clock.Now()
-	c.Send(u.pid, userUpdate{id: msg.header.ID, update: msg.header.update, raw: msg.raw, acceptedAt: msg.acceptedAt})
+	r.gen++
+	id := strconv.FormatInt(msg.userID, 10) + "." + strconv.FormatUint(r.gen, 10)
+	u := &userEntry{lastActive: now}
+	u.outstanding.Store(1)
+	u.pid = c.SpawnChild(newUserActor(userDeps{
+		cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: r.d.outbox(),
+		dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff, entry: u, pending: r.d.pending,
+	}, msg.userID), "user", actor.WithID(id), actor.WithInboxSize(16))
+	// Sent before the entry is published, so that an update a handler sends directly
+	// once it finds the entry comes after this one.
+	c.Send(u.pid, msg.update)
+	r.d.users.add(msg.userID, u)
+	r.d.metrics.userActors.Inc()
 }
 
 // redeliver routes inbox entries received before olderThan (all, when zero).
@@ -153,29 +240,26 @@ func (r *updateRouter) redeliver(c *actor.Context, olderThan time.Time) (int, er
 		// The webhook validated the body before accepting it; one that no longer
 		// parses is routed as anonymous so that it still leaves the inbox.
 		h, _ := ParseUpdateHeader(p.Body)
-		h.ID = p.UpdateID
 		r.d.pending.Add(1)
-		r.route(c, deliverUpdate{header: h, raw: p.Body, acceptedAt: p.ReceivedAt})
+		r.route(c, deliverUpdate{userID: h.UserID, update: userUpdate{id: p.UpdateID, update: h.update, raw: p.Body, acceptedAt: p.ReceivedAt}})
 		n++
 	}
 	return n, nil
 }
 
 func (r *updateRouter) evictIdle(c *actor.Context) {
-	cutoff := r.d.cfg.Clock.Now().Add(-r.d.cfg.IdleTimeout)
-	for id, u := range r.users {
-		if u.outstanding <= 0 && u.lastActive.Before(cutoff) {
-			c.Engine().Poison(u.pid)
-			delete(r.users, id)
-		}
+	stopped, live := r.d.users.evict(r.d.cfg.Clock.Now().Add(-r.d.cfg.IdleTimeout))
+	for _, pid := range stopped {
+		c.Engine().Poison(pid)
 	}
-	r.d.metrics.userActors.Set(float64(len(r.users)))
+	r.d.metrics.userActors.Set(float64(live))
 }
 
 func (r *updateRouter) resetWindow(c *actor.Context, msg resetWindow) {
-	if u, ok := r.users[msg.userID]; ok {
+	if pid, ok := r.d.users.lookup(msg.userID); ok {
 		// The actor owns the window: let it clear memory and store in its own order.
-		c.Send(u.pid, resetWindow{userID: msg.userID, replyTo: c.Sender()})
+		// Only the router stops actors, so this one is still live when it gets this.
+		c.Send(pid, resetWindow{userID: msg.userID, replyTo: c.Sender()})
 		return
 	}
 	existed, err := r.d.store.ResetWindow(msg.userID)

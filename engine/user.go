@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -10,7 +11,9 @@ import (
 	"github.com/hangarhq/hangar/store"
 )
 
-// userUpdate is one acknowledged update for the user actor to process.
+// userUpdate is one update for the user actor to process: from the inbox (the
+// poller's, or one a previous run left), or straight from the webhook, whose handler
+// waits on reply.
 type userUpdate struct {
 	id int64
 	// update is the body as the webhook, the poller or the router's re-delivery decoded
@@ -18,7 +21,20 @@ type userUpdate struct {
 	update     *tgUpdate
 	raw        []byte
 	acceptedAt time.Time
+	// reply, when set, marks an update that is in no inbox: the actor records its
+	// update_id with its outcome (store.ProcessUpdate) and answers here, once.
+	reply chan<- updateResult
 }
+
+// updateResult answers the webhook handler waiting on a userUpdate.
+type updateResult struct {
+	fresh bool // false: processed before, acknowledged and ignored
+	err   error
+}
+
+// ErrUpdatePanicked is the webhook's answer for an update whose processing panicked:
+// nothing of it was committed, so Telegram delivers it again.
+var ErrUpdatePanicked = errors.New("engine: processing the update panicked")
 
 type userDeps struct {
 	sendingOff bool // no bot token: replies go straight to the log
@@ -27,15 +43,20 @@ type userDeps struct {
 	bot        *bot
 	metrics    *metrics
 	outbox     *actor.PID
-	router     *actor.PID
 	dispatcher *actor.PID
 	feed       *actor.PID
+	// entry is this actor's place in the router's directory and pending the engine's
+	// count of updates handed to actors: both count down here, once per update, so
+	// that the router hears of no update's end.
+	entry   *userEntry
+	pending *atomic.Int64
 }
 
 // userActor owns one Telegram user's rate-limit window. It is the only writer of
 // ratelimit:{userID}, so every message of the user is counted exactly, in order, and the
 // window it persists is the one it holds. Each update's window change, replies and
-// removal from the inbox are committed together.
+// removal from the inbox (or, for the webhook's, its seen-marker) are committed
+// together.
 type userActor struct {
 	d      userDeps
 	userID int64
@@ -53,7 +74,8 @@ func (a *userActor) Receive(c *actor.Context) {
 	case actor.Stopped:
 	case userUpdate:
 		a.handleUpdate(c, msg)
-		c.Send(a.d.router, userDone{userID: a.userID})
+		a.d.entry.outstanding.Add(-1)
+		a.d.pending.Add(-1)
 	case resetWindow:
 		a.handleReset(c, msg)
 	}
@@ -77,9 +99,27 @@ func (a *userActor) load() {
 
 func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	var err error
-	defer recoverPanic(a.d.cfg.Logger, a.d.metrics, "user", &err)
-	now := a.d.cfg.Clock.Now()
+	direct := msg.reply != nil
 	prev := a.window
+	res := updateResult{fresh: true}
+	if direct {
+		// Deferred first so that it runs last, after a panic has been recovered into err:
+		// the handler always hears, and a panic leaves the window as it was since
+		// Telegram delivers the update again.
+		defer func() {
+			if res.err == nil && err != nil {
+				res, a.window = updateResult{err: fmt.Errorf("%w: %v", ErrUpdatePanicked, err)}, prev
+			}
+			msg.reply <- res
+		}()
+	}
+	defer recoverPanic(a.d.cfg.Logger, a.d.metrics, "user", &err)
+	if direct && a.seen(msg.id) {
+		a.d.metrics.updatesDuplicate.Inc()
+		res.fresh = false
+		return
+	}
+	now := a.d.cfg.Clock.Now()
 	update := msg.update
 	if update == nil {
 		update = decodedUpdate(UpdateHeader{}, msg.raw) // one that no longer decodes: answer nothing
@@ -92,7 +132,7 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	var replies []store.OutboxMessage
 	var effects []any
 	var window *store.Window
-	if a.userID != 0 { // updates with nobody to answer just leave the inbox
+	if a.userID != 0 { // updates with nobody to answer are only recorded
 		allowed, warn := a.admit(now)
 		window = &a.window
 		switch {
@@ -105,6 +145,9 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 				a.window = prev
 				for _, m := range replies {
 					c.Send(a.d.outbox, sendTransient{msg: m})
+				}
+				if direct {
+					res = a.keep(msg)
 				}
 				return
 			}
@@ -130,10 +173,18 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		}
 	}()
 	logOnly := a.d.sendingOff && !needsOutbox(replies)
-	queued, err := a.d.store.CompleteUpdate(store.UpdateOutcome{
-		UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies, LogOnly: logOnly})
+	outcome := store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies, LogOnly: logOnly}
+	var queued []store.OutboxMessage
+	if direct {
+		queued, err = a.d.store.ProcessUpdate(outcome)
+	} else {
+		queued, err = a.d.store.CompleteUpdate(outcome)
+	}
 	switch {
 	case err == nil:
+		if direct {
+			a.d.metrics.updatesAccepted.Inc()
+		}
 		a.d.metrics.updatesProcessed.Inc()
 		a.d.metrics.processLatency.Observe(now.Sub(msg.acceptedAt).Seconds())
 		switch {
@@ -150,14 +201,49 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		}
 	case errors.Is(err, store.ErrAlreadyProcessed):
 		a.window = prev // a re-delivery of something already counted
+		if direct {
+			a.d.metrics.updatesDuplicate.Inc()
+			res.fresh = false
+		}
+		err = nil
 	default:
-		// Availability first: the user is answered even though the store failed; the
-		// update stays in the inbox and the failure is visible in logs and metrics.
+		// Availability first: the user is answered even though the store failed. The
+		// update is not durable, so the webhook answers 503 and Telegram delivers it
+		// again (an inbox update stays in the inbox for the sweep); the failure is
+		// visible in logs and metrics.
 		a.storeFailed("commit update", err)
 		for _, m := range replies {
 			c.Send(a.d.outbox, sendTransient{msg: m})
 		}
+		res.err = err
 	}
+}
+
+// seen reports whether the webhook's update was processed before. A failing read
+// counts as unseen: ProcessUpdate's own check still refuses a second completion.
+func (a *userActor) seen(updateID int64) bool {
+	seen, err := a.d.store.UpdateSeen(updateID)
+	if err != nil {
+		a.storeFailed("read update marker", err)
+	}
+	return seen
+}
+
+// keep puts a webhook update the bot could not finish into the inbox, as the inbox
+// path holds it, for the router's sweep to try again; the handler answers 200 once
+// that is durable.
+func (a *userActor) keep(msg userUpdate) updateResult {
+	fresh, err := a.d.store.AcceptUpdate(msg.id, msg.raw)
+	if err != nil {
+		a.storeFailed("keep update", err)
+		return updateResult{err: err}
+	}
+	if fresh {
+		a.d.metrics.updatesAccepted.Inc()
+	} else {
+		a.d.metrics.updatesDuplicate.Inc()
+	}
+	return updateResult{fresh: fresh}
 }
 
 // admit counts one message against the window. allowed says whether it passes; warn
@@ -192,8 +278,6 @@ func (a *userActor) storeFailed(op string, err error) {
 	a.d.metrics.rateLimitStoreErr.Inc()
 	a.d.cfg.Logger.Error("rate limiter store error; letting the message pass", "op", op, "user", a.userID, "err", err)
 }
-
-var _ = fmt.Sprint
 
 // needsOutbox reports replies that must pass through the sender even when sending is
 // off: one whose text the sender completes (a root password placeholder).

@@ -2,14 +2,15 @@ package http
 
 import (
 	"errors"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/hangarhq/hangar/engine"
 )
 
-// webhook takes a Telegram update. It answers 200 only once the update is durable, so
-// Telegram re-delivers anything hangar did not keep; a re-delivery of an update_id
-// already kept is answered 200 and ignored.
+// webhook takes a Telegram update. It answers 200 only once the update is processed
+// and its outcome durable, so Telegram re-delivers anything hangar did not keep; a
+// re-delivery of an update_id already processed is answered 200 and ignored.
 func (s *Server) webhook(c *fiber.Ctx) error {
 	if s.cfg.WebhookSecret == "" {
 		return errSecretUnset
@@ -32,6 +33,12 @@ func (s *Server) webhook(c *fiber.Ctx) error {
 	case errors.Is(err, engine.ErrBusy):
 		c.Set(fiber.HeaderRetryAfter, "5")
 		return errBusy
+	case errors.Is(err, engine.ErrUpdateTimeout):
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return errUpdateSlow
+	case errors.Is(err, engine.ErrUpdatePanicked):
+		s.cfg.Logger.Error("webhook: processing the update failed", "update_id", h.ID, "err", err)
+		return errUpdateFailed
 	case err != nil:
 		if ae := domainError(err); ae != nil {
 			return ae // a full disk (507) or a failing log (503), logged once by the store
@@ -41,6 +48,11 @@ func (s *Server) webhook(c *fiber.Ctx) error {
 	}
 	return c.JSON(webhookResponse{OK: true, Duplicate: !fresh})
 }
+
+var (
+	errUpdateSlow   = newError(fiber.StatusServiceUnavailable, "busy", "the update was not processed in time; Telegram will deliver it again")
+	errUpdateFailed = newError(fiber.StatusInternalServerError, "internal", "processing the update failed; Telegram will deliver it again")
+)
 
 type webhookResponse struct {
 	OK        bool `json:"ok"`

@@ -2,14 +2,23 @@ package http_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hangarhq/hangar/engine"
+	"github.com/hangarhq/hangar/engine/telegram"
+	hangarhttp "github.com/hangarhq/hangar/http"
+	telegramfake "github.com/hangarhq/hangar/internal/fakes/telegram"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
@@ -160,15 +169,31 @@ func (f *failingStore) CompleteUpdate(store.UpdateOutcome) ([]store.OutboxMessag
 	return nil, errDisk
 }
 
-func TestWebhookStoreFailureFailsOpen(t *testing.T) {
+func (f *failingStore) UpdateSeen(int64) (bool, error) {
+	f.failures.Add(1)
+	return false, errDisk
+}
+
+func (f *failingStore) ProcessUpdate(store.UpdateOutcome) ([]store.OutboxMessage, error) {
+	f.failures.Add(1)
+	return nil, errDisk
+}
+
+// A store that cannot commit: the user is still answered (availability first), but
+// the webhook must not answer 200 for an update it did not keep, so Telegram delivers
+// it again.
+func TestWebhookStoreFailureAnswersTheUserAnd503(t *testing.T) {
 	fs := &failingStore{}
 	env := hangartest.Start(t, hangartest.Options{WrapStore: func(s engine.Store) engine.Store {
 		fs.Store = s
 		return fs
 	}})
 	for i := int64(1); i <= 3; i++ {
-		if r := env.PostUpdate(t, hangartest.Update(i, 77, "/help")); r.Status != 200 {
-			t.Fatalf("status %d", r.Status)
+		r := env.PostUpdate(t, hangartest.Update(i, 77, "/help"))
+		var e errBody
+		r.JSON(t, &e)
+		if r.Status != 503 || e.Code != "store_unavailable" {
+			t.Fatalf("update %d while the store fails: %d %s, want 503 store_unavailable", i, r.Status, r.Body)
 		}
 	}
 	// The user is answered although the limiter cannot read or write its window.
@@ -180,6 +205,111 @@ func TestWebhookStoreFailureFailsOpen(t *testing.T) {
 	}
 	if !strings.Contains(env.Logs.String(), "letting the message pass") {
 		t.Fatal("store failure was not logged")
+	}
+	if got := env.Metric(t, "hangar_updates_accepted_total"); got != 0 {
+		t.Fatalf("accepted = %v while nothing could be stored", got)
+	}
+}
+
+// flakyStore fails the next commits of webhook updates with err.
+type flakyStore struct {
+	engine.Store
+	fail atomic.Int64
+	err  error
+}
+
+func (f *flakyStore) ProcessUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error) {
+	if f.fail.Add(-1) >= 0 {
+		return nil, f.err
+	}
+	return f.Store.ProcessUpdate(o)
+}
+
+// An update whose one commit failed is answered with the store error's status, its
+// reply still goes out, and Telegram's re-delivery is processed (not taken for a
+// duplicate): nothing of the failed commit was kept, not even the seen-marker.
+func TestWebhookCommitFailureIsProcessedAgainOnRedelivery(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		code   string
+	}{
+		{"failing log", store.ErrLogUnavailable, 503, "store_unavailable"},
+		{"full disk", store.ErrInsufficientStorage, 507, "insufficient_storage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := &flakyStore{err: tc.err}
+			fs.fail.Store(1)
+			env := hangartest.Start(t, hangartest.Options{WrapStore: func(s engine.Store) engine.Store {
+				fs.Store = s
+				return fs
+			}})
+			r := env.PostUpdate(t, hangartest.Update(1, 78, "/help"))
+			var e errBody
+			r.JSON(t, &e)
+			if r.Status != tc.status || e.Code != tc.code {
+				t.Fatalf("failed commit answered %d %s, want %d %s", r.Status, r.Body, tc.status, tc.code)
+			}
+			if _, ok := env.Telegram.WaitMessages(1, 10*time.Second); !ok {
+				t.Fatal("the user was not answered while the commit failed")
+			}
+			if seen, err := env.Store.UpdateSeen(1); err != nil || seen {
+				t.Fatalf("seen-marker after the failed commit: %v, %v", seen, err)
+			}
+			again := env.PostUpdate(t, hangartest.Update(1, 78, "/help"))
+			if again.Status != 200 || bytes.Contains(again.Body, []byte("duplicate")) {
+				t.Fatalf("re-delivery after the failed commit: %d %s, want 200 and processed", again.Status, again.Body)
+			}
+			env.Settle(t)
+			if n := len(env.Telegram.Messages()); n != 2 {
+				t.Fatalf("%d replies, want 2 (one per try)", n)
+			}
+			if seen, _ := env.Store.UpdateSeen(1); !seen {
+				t.Fatal("no seen-marker after the re-delivery's commit")
+			}
+		})
+	}
+}
+
+// The same update_id posted many times at once (Telegram retrying a slow answer) is
+// processed once: one answer says fresh, the others duplicate, one reply, one count.
+func TestWebhookConcurrentSameUpdateProcessedOnce(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	const n = 8
+	var wg sync.WaitGroup
+	bodies := make([][]byte, n)
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := env.PostUpdate(t, hangartest.Update(5, 79, "/help"))
+			statuses[i], bodies[i] = r.Status, r.Body
+		}()
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range n {
+		if statuses[i] != 200 {
+			t.Fatalf("answer %d: %d %s", i, statuses[i], bodies[i])
+		}
+		if !bytes.Contains(bodies[i], []byte(`"duplicate":true`)) {
+			fresh++
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("%d answers said processed, want exactly 1", fresh)
+	}
+	env.Settle(t)
+	if msgs := env.Telegram.Messages(); len(msgs) != 1 {
+		t.Fatalf("%d replies, want 1", len(msgs))
+	}
+	if w, err := env.Store.LoadWindow(79); err != nil || w.Count != 1 {
+		t.Fatalf("window = %+v, %v; want count 1", w, err)
+	}
+	if got := env.Metric(t, "hangar_updates_duplicate_total"); got != n-1 {
+		t.Fatalf("duplicates = %v, want %d", got, n-1)
 	}
 }
 
@@ -289,16 +419,35 @@ func TestIdleUserActorStopsAndItsWindowSurvives(t *testing.T) {
 	}
 }
 
-// stallingStore holds every update's processing until released, as an overloaded
-// engine would.
+// stallingStore holds every webhook update's commit until released, as an
+// overloaded disk would.
 type stallingStore struct {
 	engine.Store
 	release chan struct{}
+	stalled atomic.Int64
 }
 
-func (s *stallingStore) CompleteUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error) {
+func (s *stallingStore) ProcessUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error) {
+	s.stalled.Add(1)
 	<-s.release
-	return s.Store.CompleteUpdate(o)
+	return s.Store.ProcessUpdate(o)
+}
+
+// postAll posts each body on its own goroutine; the answers arrive on the channel.
+func postAll(t *testing.T, env *hangartest.Env, bodies ...[]byte) <-chan hangartest.Response {
+	out := make(chan hangartest.Response, len(bodies))
+	for _, b := range bodies {
+		go func() { out <- env.PostUpdate(t, b) }()
+	}
+	return out
+}
+
+func waitPending(t *testing.T, env *hangartest.Env, n int) {
+	t.Helper()
+	hangartest.WaitFor(t, 10*time.Second, fmt.Sprintf("%d updates waiting for their actors", n), func() bool {
+		h, err := env.Engine.Health(context.Background())
+		return err == nil && h.Inbox == n
+	})
 }
 
 func TestWebhookPushesBackWhenProcessingFallsBehind(t *testing.T) {
@@ -307,68 +456,176 @@ func TestWebhookPushesBackWhenProcessingFallsBehind(t *testing.T) {
 		ss.Store = s
 		return ss
 	}})
-	for i := int64(1); i <= 3; i++ {
-		if r := env.PostUpdate(t, hangartest.Update(i, i, "/help")); r.Status != 200 {
-			t.Fatalf("update %d: %d", i, r.Status)
-		}
-	}
+	answers := postAll(t, env, hangartest.Update(1, 1, "/help"), hangartest.Update(2, 2, "/help"), hangartest.Update(3, 3, "/help"))
+	waitPending(t, env, 3)
 	r := env.PostUpdate(t, hangartest.Update(4, 4, "/help"))
 	var e errBody
 	r.JSON(t, &e)
 	if r.Status != 503 || e.Code != "busy" || r.Header.Get("Retry-After") == "" {
-		t.Fatalf("4th update while 3 wait: %d %s (Retry-After %q)", r.Status, r.Body, r.Header.Get("Retry-After"))
+		t.Fatalf("4th update while 3 handlers wait: %d %s (Retry-After %q)", r.Status, r.Body, r.Header.Get("Retry-After"))
 	}
-	if n, _ := env.Store.InboxDepth(); n != 3 {
-		t.Fatalf("inbox holds %d, want the 3 accepted: the refused one is not stored", n)
+	if seen, _ := env.Store.UpdateSeen(4); seen {
+		t.Fatal("the refused update was recorded")
 	}
 	close(ss.release)
-	env.Settle(t)
+	for range 3 {
+		if a := <-answers; a.Status != 200 {
+			t.Fatalf("a waiting handler was answered %d %s", a.Status, a.Body)
+		}
+	}
 	// Telegram's re-delivery is accepted once the backlog is gone.
-	hangartest.WaitFor(t, 5*time.Second, "the re-delivery to be accepted", func() bool {
-		return env.PostUpdate(t, hangartest.Update(4, 4, "/help")).Status == 200
-	})
+	if r := env.PostUpdate(t, hangartest.Update(4, 4, "/help")); r.Status != 200 || bytes.Contains(r.Body, []byte("duplicate")) {
+		t.Fatalf("re-delivery of the refused update: %d %s", r.Status, r.Body)
+	}
 	if _, ok := env.Telegram.WaitMessages(4, 5*time.Second); !ok {
 		t.Fatalf("got %d replies, want 4", len(env.Telegram.Messages()))
 	}
 }
 
-// panickyStore panics the first time an update is completed, as a bug would.
+// Stop with handlers waiting on stuck actors answers every one of them (503), instead
+// of leaving Telegram's requests hanging.
+func TestWebhookStopAnswersWaitingHandlers(t *testing.T) {
+	ss := &stallingStore{release: make(chan struct{})}
+	env := hangartest.Start(t, hangartest.Options{WrapStore: func(s engine.Store) engine.Store {
+		ss.Store = s
+		return ss
+	}})
+	// Two users' commits stuck, and a third update queued behind the first user's.
+	answers := postAll(t, env, hangartest.Update(1, 1, "/help"), hangartest.Update(2, 2, "/help"))
+	hangartest.WaitFor(t, 10*time.Second, "two commits stuck", func() bool { return ss.stalled.Load() == 2 })
+	queued := postAll(t, env, hangartest.Update(3, 1, "/help"))
+	waitPending(t, env, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	env.Engine.Stop(ctx)
+	for _, ch := range []<-chan hangartest.Response{answers, answers, queued} {
+		a := <-ch
+		var e errBody
+		a.JSON(t, &e)
+		if a.Status != 503 || e.Code != "starting" {
+			t.Fatalf("a handler waiting at Stop was answered %d %s, want 503 starting", a.Status, a.Body)
+		}
+	}
+	if r := env.PostUpdate(t, hangartest.Update(4, 4, "/help")); r.Status != 503 {
+		t.Fatalf("an update after Stop: %d %s", r.Status, r.Body)
+	}
+	// The stuck actors finish once the disk answers (Telegram's re-deliveries will be
+	// duplicates); the store closes only after them.
+	close(ss.release)
+	hangartest.WaitFor(t, 10*time.Second, "the stuck updates to be committed", func() bool {
+		for id := int64(1); id <= 3; id++ {
+			if seen, _ := env.Store.UpdateSeen(id); !seen {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// panickyStore panics the first time the bot reads a balance, as a bug in the bot
+// would.
 type panickyStore struct {
 	engine.Store
 	panicked atomic.Bool
 }
 
-func (s *panickyStore) CompleteUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error) {
+func (s *panickyStore) GetBalance(user int64) (store.Balance, error) {
 	if s.panicked.CompareAndSwap(false, true) {
-		panic("bug while completing an update")
+		panic("bug while answering /balance")
 	}
-	return s.Store.CompleteUpdate(o)
+	return s.Store.GetBalance(user)
 }
 
-func TestUpdateWhoseProcessingPanickedIsRetried(t *testing.T) {
+// A panic in the bot answers the waiting handler (500, so Telegram delivers it again),
+// leaves the daemon up and the window as it was, and the re-delivery is processed.
+func TestWebhookBotPanicAnswers500AndTheRedeliveryIsProcessed(t *testing.T) {
 	ps := &panickyStore{}
-	env := hangartest.Start(t, hangartest.Options{IdleTimeout: 100 * time.Millisecond, WrapStore: func(s engine.Store) engine.Store {
+	env := hangartest.Start(t, hangartest.Options{WrapStore: func(s engine.Store) engine.Store {
 		ps.Store = s
 		return ps
 	}})
-	if r := env.PostUpdate(t, hangartest.Update(1, 31, "/help")); r.Status != 200 {
-		t.Fatalf("status %d", r.Status)
+	r := env.PostUpdate(t, hangartest.Update(1, 31, "/balance"))
+	var e errBody
+	r.JSON(t, &e)
+	if r.Status != 500 || e.Code != "internal" {
+		t.Fatalf("update whose processing panicked: %d %s, want 500", r.Status, r.Body)
 	}
-	hangartest.WaitFor(t, 5*time.Second, "the panic", ps.panicked.Load)
-	if n, _ := env.Store.InboxDepth(); n != 1 {
-		t.Fatalf("inbox holds %d after the panic, want the update kept", n)
-	}
-	// The sweep takes inbox entries older than two minutes once nothing is queued.
-	env.Clock.Advance(3 * time.Minute)
-	if _, ok := env.Telegram.WaitMessages(1, 10*time.Second); !ok {
-		t.Fatal("the update was never answered after its processing panicked")
-	}
-	if r := hangartest.Do(t, http.MethodGet, env.URL+"/health", nil); r.Status != 200 {
-		t.Fatalf("health after a panic: %d", r.Status)
+	if h := hangartest.Do(t, http.MethodGet, env.URL+"/health", nil); h.Status != 200 {
+		t.Fatalf("health after a panic: %d", h.Status)
 	}
 	m := hangartest.Do(t, http.MethodGet, env.URL+"/metrics", nil)
 	if !bytes.Contains(m.Body, []byte(`hangar_actor_panics_total{kind="user"} 1`)) {
 		t.Fatal("the panic was not counted in hangar_actor_panics_total")
+	}
+	if r := env.PostUpdate(t, hangartest.Update(1, 31, "/balance")); r.Status != 200 || bytes.Contains(r.Body, []byte("duplicate")) {
+		t.Fatalf("re-delivery after the panic: %d %s, want 200 and processed", r.Status, r.Body)
+	}
+	env.Settle(t)
+	if msgs := env.Telegram.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Balance") {
+		t.Fatalf("replies %+v, want the balance once", msgs)
+	}
+	if w, err := env.Store.LoadWindow(31); err != nil || w.Count != 1 {
+		t.Fatalf("window = %+v, %v; want the update counted once", w, err)
+	}
+}
+
+// Past Config.UpdateWait the handler answers 503 (Telegram delivers again); the actor
+// still finishes the update, so the re-delivery is a duplicate and nothing is done
+// twice.
+func TestWebhookWaitIsBounded(t *testing.T) {
+	ss := &stallingStore{release: make(chan struct{})}
+	st, err := store.Open(store.Options{Dir: t.TempDir(), SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := telegramfake.New(hangartest.BotToken)
+	defer tg.Close()
+	sender, err := telegram.New(hangartest.BotToken, tg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss.Store = st
+	eng, err := engine.New(engine.Config{UpdateWait: 50 * time.Millisecond, Language: "en", Registry: prometheus.NewRegistry()}, ss, sender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := hangarhttp.New(hangarhttp.Config{WebhookSecret: hangartest.WebhookSecret, Registry: prometheus.NewRegistry()},
+		hangarhttp.Deps{Updates: eng, Health: eng, Store: st})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		eng.Stop(ctx)
+		_ = st.Close()
+	}()
+	post := func() hangartest.Response {
+		return hangartest.Do(t, http.MethodPost, "http://"+ln.Addr().String()+"/webhook", hangartest.Update(1, 51, "/help"),
+			"X-Telegram-Bot-Api-Secret-Token", hangartest.WebhookSecret)
+	}
+	r := post()
+	var e errBody
+	r.JSON(t, &e)
+	if r.Status != 503 || e.Code != "busy" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("an update stuck past the wait: %d %s (Retry-After %q)", r.Status, r.Body, r.Header.Get("Retry-After"))
+	}
+	close(ss.release)
+	hangartest.WaitFor(t, 10*time.Second, "the stuck update to be committed", func() bool {
+		seen, _ := st.UpdateSeen(1)
+		return seen
+	})
+	if r := post(); r.Status != 200 || !bytes.Contains(r.Body, []byte(`"duplicate":true`)) {
+		t.Fatalf("re-delivery of an update finished after its handler gave up: %d %s, want a duplicate", r.Status, r.Body)
+	}
+	if _, ok := tg.WaitMessages(1, 10*time.Second); !ok || len(tg.Messages()) != 1 {
+		t.Fatalf("%d replies, want 1", len(tg.Messages()))
 	}
 }
 

@@ -98,24 +98,8 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 		if !pending {
 			return ErrAlreadyProcessed
 		}
-		if o.Window != nil {
-			if err := putWindow(txn, o.UserID, *o.Window, now); err != nil {
-				return err
-			}
-		}
-		if err := markUserSeen(txn, o.UserID, now); err != nil { // broadcasts' recipients
+		if err := s.putOutcome(txn, o, replies, now); err != nil {
 			return err
-		}
-		for i := range replies {
-			var err error
-			if o.LogOnly {
-				err = s.appendOutlog(txn, replies[i], MessageLogged, "", now)
-			} else {
-				err = putNewOutbox(txn, &replies[i])
-			}
-			if err != nil {
-				return err
-			}
 		}
 		return txn.Delete(inboxKey(o.UpdateID))
 	})
@@ -123,6 +107,31 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 		return nil, err
 	}
 	return replies, nil
+}
+
+// putOutcome writes what processing an update changed: the window, the user's seen
+// mark and the replies, numbered by assignIDs.
+func (s *Store) putOutcome(txn *tx, o UpdateOutcome, replies []OutboxMessage, now time.Time) error {
+	if o.Window != nil {
+		if err := putWindow(txn, o.UserID, *o.Window, now); err != nil {
+			return err
+		}
+	}
+	if err := markUserSeen(txn, o.UserID, now); err != nil { // broadcasts' recipients
+		return err
+	}
+	for i := range replies {
+		var err error
+		if o.LogOnly {
+			err = s.appendOutlog(txn, replies[i], MessageLogged, "", now)
+		} else {
+			err = putNewOutbox(txn, &replies[i])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // InboxDepth counts unprocessed updates.
