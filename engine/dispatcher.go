@@ -133,9 +133,10 @@ func queuedFor(o store.Order) queued {
 // dispatcher replaces Cloudflare Queues: it holds the ready queue (every pending order
 // and its due time, rebuilt from the store's status index at start), starts due orders
 // while fewer than MaxConcurrency are in flight — all those due at once in one group
-// commit, then one order actor each — and is told by each order actor how its attempt
-// ended. Outcomes are made durable by the order actors before the dispatcher hears of
-// them.
+// commit, then one order actor each — and is told how each attempt ended: by its order
+// actor, or for a server made ready by its child the completer, which records many
+// orders' successes in one commit. Outcomes are durable before the dispatcher hears
+// of them.
 type dispatcher struct {
 	d     dispatcherDeps
 	ready readyHeap
@@ -169,6 +170,7 @@ func (q *dispatcher) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started:
 		q.d.orders.dispatcher = c.PID()
+		q.d.orders.completer = c.SpawnChild(newCompleter(q.d.orders), "complete")
 		q.loadPause()
 		q.ticks = append(q.ticks,
 			c.SendRepeat(c.PID(), dispatchTick{}, q.d.cfg.Queue.Tick),

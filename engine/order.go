@@ -59,6 +59,7 @@ type runAttempt struct {
 type orderDeps struct {
 	ctx        context.Context
 	dispatcher *actor.PID // set when the dispatcher starts
+	completer  *actor.PID // records succeeded attempts; the dispatcher starts it
 	cfg        Config
 	store      OrderStore
 	providers  map[string]Provider
@@ -75,9 +76,10 @@ type orderDeps struct {
 
 // orderActor owns one order for one attempt, from the moment the dispatcher's start
 // commit has made it provisioning: it asks the provider for the server (finding it by
-// label first, so a retry never creates a second one), and records the outcome —
-// active, a retry at its due time, or the dead letter queue — before telling the
-// dispatcher and stopping.
+// label first, so a retry never creates a second one), and records the outcome — a
+// retry at its due time or the dead letter queue — before telling the dispatcher and
+// stopping. A server made ready is handed to the completer instead, which records it
+// with other orders' in one commit and tells the dispatcher.
 type orderActor struct {
 	d  orderDeps
 	id int64
@@ -94,8 +96,9 @@ func (a *orderActor) Receive(c *actor.Context) {
 	case actor.Started, actor.Stopped:
 	case runAttempt:
 		a.password = msg.password
-		res := a.attempt(c, msg.order)
-		c.Send(a.d.dispatcher, res)
+		if res, ended := a.attempt(c, msg.order); ended {
+			c.Send(a.d.dispatcher, res)
+		}
 		c.Engine().Poison(c.PID())
 	}
 }
@@ -121,23 +124,25 @@ func startAttempt(now time.Time) func(o *store.Order) error {
 	}
 }
 
-// attempt provisions o and records the outcome. It never panics out: a panic becomes
-// a retryable failure of the attempt, so a poison order ends in the dead letter queue
-// instead of crashing the engine.
-func (a *orderActor) attempt(c *actor.Context, o store.Order) attemptFinished {
+// attempt provisions o and records the outcome; ended is false when the server is
+// ready and the completer records it (and reports to the dispatcher). It never panics
+// out: a panic becomes a retryable failure of the attempt, so a poison order ends in
+// the dead letter queue instead of crashing the engine.
+func (a *orderActor) attempt(c *actor.Context, o store.Order) (res attemptFinished, ended bool) {
 	if res, settling := a.settle(c, o); settling {
-		return res
+		return res, true
 	}
 	start := time.Now()
 	inst, password, err := a.provisionSafely(o)
 	a.d.queue.provisionTime.Observe(time.Since(start).Seconds())
 	switch {
 	case err == nil:
-		return a.succeed(c, o, inst, password)
+		a.succeed(c, o, inst, password)
+		return attemptFinished{}, false
 	case a.d.ctx.Err() != nil:
-		return attemptFinished{id: a.id, outcome: outcomeInterrupted, order: o}
+		return attemptFinished{id: a.id, outcome: outcomeInterrupted, order: o}, true
 	default:
-		return a.fail(c, o, err)
+		return a.fail(c, o, err), true
 	}
 }
 
@@ -340,50 +345,17 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 	return inst, password, nil
 }
 
-func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instance, password string) attemptFinished {
-	now := a.d.cfg.Clock.Now()
+// succeed hands the ready server to the completer with the user's message, written
+// here so that the order actors, not the completer, spend the time on the texts.
+func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instance, password string) {
 	ready := o
 	ready.IPAddress, ready.InstanceID = inst.IPv4, inst.ID
 	msg, transient := a.d.notes.ready(ready, password)
-	var stored []store.OutboxMessage
-	if !transient {
-		stored = append(stored, msg)
-	}
-	done, queued, err := a.d.store.UpdateOrderNotify(a.id, func(o *store.Order) error {
-		if o.Status != store.OrderProvisioning {
-			return errSkip
-		}
-		o.Status = store.OrderActive
-		o.IPAddress, o.InstanceID = inst.IPv4, inst.ID
-		o.LastError = ""
-		if o.Period == 0 {
-			// The hold captured in this commit pays the first period.
-			o.Period, o.PaidUntil = 1, now.Add(a.d.cfg.Billing.Period)
-		}
-		o.Record(now, "succeeded", "")
-		return nil
-	}, stored...)
-	switch {
-	case errors.Is(err, errSkip):
-		return attemptFinished{id: a.id, outcome: outcomeSkipped, order: o}
-	case err != nil:
-		// The server exists; the next attempt finds it by label and finishes the job.
-		a.d.cfg.Logger.Error("order: could not record success; will retry", "order", a.id, "err", err)
-		o.DueAt = now.Add(a.d.cfg.Queue.Retry.Base)
-		return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
-	}
+	done := completeAttempt{order: o, inst: inst, msg: msg}
 	if transient {
-		c.Send(a.d.outbox(), sendTransient{msg: msg, secret: password, orderID: a.id})
-	} else {
-		c.Send(a.d.outbox(), queuedMessages{msgs: queued})
+		done.secret = password
 	}
-	a.publish(c, done, "succeeded")
-	if a.d.billing != nil {
-		if pid := a.d.billing(); pid != nil {
-			c.Send(pid, watchOrder{id: a.id})
-		}
-	}
-	return attemptFinished{id: a.id, outcome: outcomeSucceeded, order: done}
+	c.Send(a.d.completer, done)
 }
 
 func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptFinished {

@@ -215,8 +215,8 @@ type OrderResult struct {
 }
 
 // UpdateOrders applies many orders' changes in one commit and returns once it is
-// durable: the dispatcher starts every due order with one commit and one wait instead
-// of one each. A change whose Apply fails, or whose order is missing, is left out on
+// durable: the dispatcher starts every due order, and the engine's completer records
+// every server made ready, with one commit and one wait instead of one each. A change whose Apply fails, or whose order is missing, is left out on
 // its own (see OrderResult.Err); any other error (from the indexes or the money, which
 // Apply's change may move) fails the commit, and then nothing was written.
 func (s *Store) UpdateOrders(changes []OrderChange) ([]OrderResult, error) {
