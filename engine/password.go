@@ -365,15 +365,24 @@ func (v *Vault) currentKey() (uint64, []byte, error) {
 
 func keyName(epoch uint64) string { return fmt.Sprintf("%016x.key", epoch) }
 
+// randomPassword draws 20 characters uniformly from the alphabet. A byte is used only
+// below the largest multiple of the alphabet's size, so every character is equally
+// likely; one read of random bytes serves the whole password (rand.Int per character
+// cost two big.Int allocations and a read each, 2 % of an order's CPU).
 func randomPassword() (string, error) {
-	out := make([]byte, 20)
-	max := big.NewInt(int64(len(passwordAlphabet)))
-	for i := range out {
-		n, err := rand.Int(rand.Reader, max)
-		if err != nil {
+	const n = len(passwordAlphabet)
+	const limit = 256 / n * n
+	out := make([]byte, 0, 20)
+	var buf [32]byte
+	for len(out) < cap(out) {
+		if _, err := rand.Read(buf[:]); err != nil {
 			return "", err
 		}
-		out[i] = passwordAlphabet[n.Int64()]
+		for _, b := range buf {
+			if int(b) < limit && len(out) < cap(out) {
+				out = append(out, passwordAlphabet[int(b)%n])
+			}
+		}
 	}
 	return string(out), nil
 }
