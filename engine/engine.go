@@ -411,7 +411,7 @@ func (e *Engine) ResetRateLimit(userID int64) (bool, error) {
 type Health struct {
 	Running    bool `json:"running"`
 	UserActors int  `json:"user_actors"`
-	Inbox      int  `json:"inbox_pending"` // updates acknowledged and waiting for their actor
+	Inbox      int  `json:"inbox_pending"` // updates handed to their actors and not yet processed
 	// Telegram is getWebhookInfo's last answer (nil: not asked, e.g. polling or no token).
 	Telegram *WebhookState `json:"telegram,omitempty"`
 }

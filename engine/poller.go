@@ -25,11 +25,11 @@ type updateQueuer interface {
 }
 
 // Poller is long polling (--telegram-mode polling), for a bot on a machine Telegram
-// cannot reach: it fetches updates with getUpdates and hands each to the same durable
-// inbox, de-duplication and actors as the webhook. An update is confirmed to Telegram
-// (the next offset) only after the inbox holds it, and the offset is stored after
-// that: a crash in between fetches it again, and the inbox's update_id check drops the
-// repeat. So a restart neither loses nor repeats one.
+// cannot reach: it fetches updates with getUpdates and hands each to the durable
+// inbox, with the webhook's update_id de-duplication and the same actors. An update
+// is confirmed to Telegram (the next offset) only after the inbox holds it, and the
+// offset is stored after that: a crash in between fetches it again, and the inbox's
+// update_id check drops the repeat. So a restart neither loses nor repeats one.
 type Poller struct {
 	src     UpdateSource
 	offsets OffsetStore
