@@ -1,6 +1,8 @@
 package store
 
 import (
+	"strconv"
+
 	badger "github.com/dgraph-io/badger/v4"
 )
 
@@ -49,4 +51,16 @@ func (s *Store) ProcessUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 		return nil, ErrAlreadyProcessed
 	}
 	return replies, nil
+}
+
+// SeenUpdateIDs calls fn with the update_id of every seen-marker stored (those of the
+// last 24 hours), in no particular order.
+func (s *Store) SeenUpdateIDs(fn func(updateID int64)) error {
+	return s.view(func(txn *tx) error {
+		return scanKeys(txn, prefixSeenUpdate, func(key []byte) {
+			if id, err := strconv.ParseInt(string(key[len(prefixSeenUpdate):]), 10, 64); err == nil {
+				fn(id)
+			}
+		})
+	})
 }
