@@ -282,13 +282,25 @@ func (a *applier) commitChunk(entries []*walEntry) (int, error) {
 	}
 	txn := a.s.db.NewTransactionAt(math.MaxUint64, true)
 	defer txn.Discard()
-	n := 0
+	// Badger keeps the keys and entries until the commit: one allocation each for the
+	// chunk instead of two per entry (the applier's were a tenth of every allocation).
+	size := 0
 	for _, e := range entries {
+		size += len(e.key)
+	}
+	keys := make([]byte, 0, size)
+	bents := make([]badger.Entry, len(entries))
+	n := 0
+	for i, e := range entries {
+		keys = append(keys, e.key...)
+		key := keys[len(keys)-len(e.key) : len(keys) : len(keys)]
 		var err error
 		if e.deleted {
-			err = txn.Delete([]byte(e.key))
+			err = txn.Delete(key)
 		} else {
-			err = txn.SetEntry(&badger.Entry{Key: []byte(e.key), Value: e.val, ExpiresAt: e.expiresAt})
+			be := &bents[i]
+			be.Key, be.Value, be.ExpiresAt = key, e.val, e.expiresAt
+			err = txn.SetEntry(be)
 		}
 		if errors.Is(err, badger.ErrTxnTooBig) && n > 0 {
 			break

@@ -25,9 +25,9 @@ import (
 //	trailer: a record whose payload is uvarint 0, then uvarint record count and
 //	         the crc32c of every record's payload chained (u32)
 //
-// It is taken as a commit: the overlay is copied on the committer, between two
-// commits, together with the newest Badger version the applier has committed; Badger
-// is then read at that version (compaction is held back from it) merged with the copy.
+// It is taken as a commit: the overlay is copied between two commits, together with
+// the newest Badger version the applier has committed; Badger is then read at that
+// version (compaction is held back from it) merged with the copy.
 // So it holds every write acknowledged before it began and nothing half-done. It holds
 // no file of the data directory besides the store's keys (no SSH host key, no
 // password key) and none of the log's own bookkeeping.

@@ -68,9 +68,9 @@ func (c *cache) evict(entries []*walEntry) {
 	}
 }
 
-// remember caches a value a commit read from Badger. Commits run one at a time on the
-// one at a time and only they publish ordinary keys, so nothing newer can slip in between the read and
-// this: an existing entry is newer and is kept.
+// remember caches a value a commit read from Badger. Commits run one at a time and only
+// they publish ordinary keys, so nothing newer can slip in between the read and this: an
+// existing entry is newer and is kept.
 func (c *cache) remember(key []byte, val []byte, expiresAt uint64) {
 	if c.budget <= 0 {
 		return

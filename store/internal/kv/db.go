@@ -64,12 +64,9 @@ type DB struct {
 	db  *badger.DB
 	log *slog.Logger
 
-	// reqs feeds the committer, which runs commits one at a time: a commit reads and
-	// computes in memory, so each is short, and serial commits need no conflict
-	// detection or retries.
-	reqs          chan *commitReq
-	urgent        chan *commitReq // see updateNow
-	committerDone chan struct{}
+	// commits runs commits one at a time (commit.go): a commit reads and computes in
+	// memory, so each is short, and serial commits need no conflict detection or retries.
+	commits commits
 	// overlay holds every committed entry Badger does not have yet (see tx.go).
 	ovMu    sync.RWMutex
 	overlay map[string]*walEntry
@@ -143,16 +140,13 @@ func Open(opts Options) (*DB, error) {
 		return nil, err
 	}
 	s := &DB{
-		db:            db,
-		log:           opts.Logger,
-		overlay:       map[string]*walEntry{},
-		reqs:          make(chan *commitReq, 1024),
-		urgent:        make(chan *commitReq, 1024),
-		committerDone: make(chan struct{}),
-		applied:       make(chan struct{}),
-		seqs:          map[string]*seqLease{},
-		stopGC:        make(chan struct{}),
-		gcDone:        make(chan struct{}),
+		db:      db,
+		log:     opts.Logger,
+		overlay: map[string]*walEntry{},
+		applied: make(chan struct{}),
+		seqs:    map[string]*seqLease{},
+		stopGC:  make(chan struct{}),
+		gcDone:  make(chan struct{}),
 	}
 	switch {
 	case opts.CacheBytes == 0:
@@ -178,7 +172,6 @@ func Open(opts Options) (*DB, error) {
 	}
 	s.space.start(s.wal)
 	go ap.loop(applyQ)
-	go s.committer()
 	go s.gcLoop(opts.InMemory)
 	return s, nil
 }
@@ -193,9 +186,7 @@ func (s *DB) Close() error {
 }
 
 func (s *DB) shutdown() error {
-	close(s.urgent)
-	close(s.reqs)
-	<-s.committerDone
+	s.stopCommits()
 	s.space.stop()
 	s.wal.close()
 	<-s.applied
@@ -211,106 +202,10 @@ func (s *DB) Ping(context.Context) error {
 	return s.wal.state()
 }
 
-// Update runs fn as one commit and returns once the commit is durable. If fn fails
-// nothing it wrote is kept. Commits run one at a time on the committer goroutine, which
-// goes from one to the next without waiting for durability: the log's writer syncs
-// many commits at once and wakes their callers.
-func (s *DB) Update(fn func(txn *Txn) error) error { return s.submit(s.reqs, fn) }
-
-// UpdateNow is Update for a commit a client is waiting on (an update to acknowledge,
-// an order to accept, a view to count): it runs before background commits already
-// queued (the actors' processing), so that acknowledgements do not queue behind the
-// work they start. Background commits still run whenever no acknowledgement waits.
-func (s *DB) UpdateNow(fn func(txn *Txn) error) error { return s.submit(s.urgent, fn) }
-
-func (s *DB) submit(q chan *commitReq, fn func(txn *Txn) error) (err error) {
-	r := &commitReq{op: fn, done: make(chan error, 1), queued: time.Now()}
-	defer func() {
-		if recover() != nil { // closed by shutdown
-			err = ErrClosed
-		}
-	}()
-	q <- r
-	err = <-r.done
-	if err == nil && !r.published.IsZero() {
-		s.stats.durableWait.observe(time.Since(r.published))
-	}
-	return err
-}
-
-// commitReq is one caller's commit waiting for the committer.
-type commitReq struct {
-	op   func(txn *Txn) error
-	done chan error
-	// queued is when the caller submitted it; published, when its writes went to the
-	// log (zero if none did). The caller reads published after done, which the writer
-	// sends after reading the log under the lock publish took.
-	queued, published time.Time
-}
-
-func (s *DB) committer() {
-	defer close(s.committerDone)
-	urgent, reqs := s.urgent, s.reqs
-	for urgent != nil || reqs != nil {
-		var r *commitReq
-		var ok bool
-		select {
-		case r, ok = <-urgent:
-			if !ok {
-				urgent = nil
-				continue
-			}
-		default:
-			select {
-			case r, ok = <-urgent:
-				if !ok {
-					urgent = nil
-					continue
-				}
-			case r, ok = <-reqs:
-				if !ok {
-					reqs = nil
-					continue
-				}
-			}
-		}
-		if err := s.run(r); err != nil {
-			r.done <- err
-		}
-	}
-}
-
-// run executes one commit; on success its caller is answered by the log's writer.
-func (s *DB) run(r *commitReq) (err error) {
-	epoch := s.wal.failures.Load()
-	t := &Txn{s: s, writes: map[string]*walEntry{}}
-	defer t.discard()
-	defer func() {
-		// A panicking commit must not take the committer, and every later commit, with it.
-		if p := recover(); p != nil {
-			err = fmt.Errorf("store: commit panicked: %v", p)
-		}
-	}()
-	s.stats.queueWait.observe(time.Since(r.queued))
-	if err := r.op(t); err != nil {
-		return err
-	}
-	if len(t.writes) == 0 {
-		s.wal.waitDurable(r.done, epoch)
-		return nil
-	}
-	r.published = time.Now()
-	return s.publish(t.writes, r.done, epoch)
-}
-
-// publish makes writes visible in the overlay and appends them to the log, in one
-// order for both; done (if not nil) hears the log's verdict. epoch is the log's
+// publish makes entries (one per key) visible in the overlay and appends them to the
+// log, in one order for both; done (if not nil) hears the log's verdict. epoch is the log's
 // failure count when the commit began.
-func (s *DB) publish(writes map[string]*walEntry, done chan<- error, epoch uint64) error {
-	entries := make([]*walEntry, 0, len(writes))
-	for _, e := range writes {
-		entries = append(entries, e)
-	}
+func (s *DB) publish(entries []*walEntry, done chan<- error, epoch uint64) error {
 	s.wal.mu.Lock()
 	defer s.wal.mu.Unlock()
 	if err := s.wal.appendLocked(entries, done, epoch); err != nil {

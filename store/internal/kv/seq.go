@@ -67,7 +67,7 @@ func (s *DB) storeSeq(name string, v uint64) error {
 	val := binary.BigEndian.AppendUint64(nil, v)
 	key := name
 	done := make(chan error, 1)
-	if err := s.publish(map[string]*walEntry{key: {key: key, val: val}}, done, s.wal.failures.Load()); err != nil {
+	if err := s.publish([]*walEntry{{key: key, val: val}}, done, s.wal.failures.Load()); err != nil {
 		return err
 	}
 	return <-done

@@ -13,7 +13,7 @@ type logCounters struct {
 	commits, syncs, bytes         atomic.Int64
 	failedWrites                  atomic.Int64
 	applied, applyBatches, elided atomic.Int64
-	// queueWait is how long a commit waited for the committer; durableWait how long
+	// queueWait is how long a commit waited for its turn to run; durableWait how long
 	// its caller then waited for the fdatasync covering it (and to be woken).
 	queueWait, durableWait latencyHist
 	// syncTime is each fdatasync of the log, for its tail: under CPU load one in ten
@@ -33,7 +33,7 @@ type LogStats struct {
 	ApplyBatches int64         // applier batches
 	Elided       int64         // deletes that never reached Badger: their key was born and deleted in between
 	Overlay      int           // entries in memory in front of Badger: unapplied or cached
-	// CommitQueue is the time commits waited for the committer (they run one at a
+	// CommitQueue is the time commits waited for their turn (they run one at a
 	// time); CommitDurable the time from a commit's end to its caller hearing it is
 	// durable: the wait for the sync that covers it, the sync, and the wake-up.
 	CommitQueue, CommitDurable LatencyHist

@@ -42,7 +42,7 @@ func TestLatencyHistQuantiles(t *testing.T) {
 	}
 }
 
-// Every acknowledged commit is timed twice: its wait for the committer and its wait to
+// Every acknowledged commit is timed twice: its wait for its turn and its wait to
 // be durable; a commit that writes nothing only the first. Every fdatasync is timed.
 func TestCommitWaitsAreTimed(t *testing.T) {
 	s := quietOpen(t, t.TempDir())

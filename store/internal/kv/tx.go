@@ -14,10 +14,28 @@ import (
 // the overlay (committed, maybe not yet in Badger), then Badger. Writes stay in tx until
 // the commit publishes them. Its methods mirror the part of *Txn hangar uses.
 type Txn struct {
-	s      *DB
-	writes map[string]*walEntry // nil for a read-only view
-	btxn   *badger.Txn
+	s *DB
+	// commit is false for a read-only view.
+	commit bool
+	// writes holds one entry per key, in the order the keys were first written: a
+	// commit writes a few keys, which a linear scan finds sooner than a map. Past
+	// indexAfter writes (migrations, imports, bulk deletes) index maps key to position.
+	writes []*walEntry
+	index  map[string]int
+	// block is where entries are carved from, many commits' entries to an allocation.
+	block []walEntry
+	btxn  *badger.Txn
 }
+
+const (
+	indexAfter = 16
+	// entryBlock is how many entries one allocation holds. An entry keeps its whole
+	// block alive; the applier admits entries to the cache in commit order and the
+	// cache lets them go in the same order, so a block leaves about all at once.
+	entryBlock = 32
+	// keepWrites bounds the write set's capacity kept for the next commit.
+	keepWrites = 1024
+)
 
 func (t *Txn) badger() *badger.Txn {
 	if t.btxn == nil {
@@ -35,16 +53,61 @@ func (t *Txn) discard() {
 	}
 }
 
+// reset ends a commit and readies t for the next one.
+func (t *Txn) reset(published bool) {
+	t.discard()
+	if !published {
+		// Only this commit held its entries: cleared, they do not keep their values
+		// alive in the block they were carved from.
+		for _, e := range t.writes {
+			*e = walEntry{}
+		}
+	}
+	clear(t.writes)
+	t.writes = t.writes[:0]
+	if cap(t.writes) > keepWrites {
+		t.writes = nil
+	}
+	t.index = nil
+}
+
+// find returns the position of key in writes, or -1.
+func (t *Txn) find(key []byte) int {
+	if t.index != nil {
+		if i, ok := t.index[string(key)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, e := range t.writes {
+		if e.key == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// newEntry carves a zero entry out of the current block.
+func (t *Txn) newEntry() *walEntry {
+	if len(t.block) == cap(t.block) {
+		t.block = make([]walEntry, 0, entryBlock)
+	}
+	t.block = t.block[:len(t.block)+1]
+	return &t.block[len(t.block)-1]
+}
+
 // lookup finds key among this commit's writes and the overlay. A commit sees every
 // entry; a read-only view sees only durable ones (walEntry.visible).
-func (t *Txn) lookup(key string) (*walEntry, bool) {
-	if e, ok := t.writes[key]; ok {
-		return e, true
+func (t *Txn) lookup(key []byte) (*walEntry, bool) {
+	if t.commit {
+		if i := t.find(key); i >= 0 {
+			return t.writes[i], true
+		}
 	}
 	t.s.ovMu.RLock()
-	e := t.s.overlay[key]
+	e := t.s.overlay[string(key)]
 	t.s.ovMu.RUnlock()
-	if t.writes == nil {
+	if !t.commit {
 		e = e.visible()
 	}
 	return e, e != nil
@@ -59,7 +122,7 @@ func unixNow() uint64 { return uint64(time.Now().Unix()) }
 
 // Get returns key's item or badger.ErrKeyNotFound.
 func (t *Txn) Get(key []byte) (*Item, error) {
-	if e, ok := t.lookup(string(key)); ok {
+	if e, ok := t.lookup(key); ok {
 		if !e.live(unixNow()) {
 			return nil, badger.ErrKeyNotFound
 		}
@@ -69,7 +132,7 @@ func (t *Txn) Get(key []byte) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.writes == nil {
+	if !t.commit {
 		return &Item{key: key, bitem: bi}, nil
 	}
 	val, err := bi.ValueCopy(nil)
@@ -88,11 +151,27 @@ func (t *Txn) put(key []byte, val []byte, expiresAt uint64, deleted bool) error 
 
 // PutOwned is put for a value nobody else holds (freshly encoded), so not copied.
 func (t *Txn) PutOwned(key []byte, val []byte, expiresAt uint64, deleted bool) error {
-	if t.writes == nil {
+	if !t.commit {
 		return badger.ErrReadOnlyTxn
 	}
-	k := string(key)
-	t.writes[k] = &walEntry{key: k, val: val, expiresAt: expiresAt, deleted: deleted}
+	// A new entry even for a key written before in this commit: an iterator opened
+	// meanwhile holds the earlier one.
+	e := t.newEntry()
+	e.key, e.val, e.expiresAt, e.deleted = string(key), val, expiresAt, deleted
+	if i := t.find(key); i >= 0 {
+		t.writes[i] = e
+		return nil
+	}
+	t.writes = append(t.writes, e)
+	switch {
+	case t.index != nil:
+		t.index[e.key] = len(t.writes) - 1
+	case len(t.writes) > indexAfter:
+		t.index = make(map[string]int, 2*len(t.writes))
+		for i, w := range t.writes {
+			t.index[w.key] = i
+		}
+	}
 	return nil
 }
 
@@ -113,8 +192,8 @@ func (t *Txn) Delete(key []byte) error { return t.put(key, nil, 0, true) }
 // tombstone per order or message. A key that may have existed must never be marked:
 // its delete could then be skipped over a live value in Badger.
 func (t *Txn) MarkBorn(key []byte) {
-	if e, ok := t.writes[string(key)]; ok && !e.deleted {
-		e.born = true
+	if i := t.find(key); i >= 0 && !t.writes[i].deleted {
+		t.writes[i].born = true
 	}
 }
 
@@ -158,7 +237,7 @@ func (t *Txn) NewIterator(opts badger.IteratorOptions) *Iterator {
 		}
 	}
 	t.s.ovMu.RUnlock()
-	if t.writes == nil {
+	if !t.commit {
 		for k, e := range seen {
 			if e = e.visible(); e != nil {
 				seen[k] = e
@@ -167,9 +246,9 @@ func (t *Txn) NewIterator(opts badger.IteratorOptions) *Iterator {
 			}
 		}
 	}
-	for k, e := range t.writes {
-		if strings.HasPrefix(k, prefix) {
-			seen[k] = e
+	for _, e := range t.writes {
+		if strings.HasPrefix(e.key, prefix) {
+			seen[e.key] = e
 		}
 	}
 	ov := make([]*walEntry, 0, len(seen))

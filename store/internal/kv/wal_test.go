@@ -494,7 +494,7 @@ func TestAcknowledgementCommitsGoFirst(t *testing.T) {
 	var unblock sync.Once
 	release := func() { unblock.Do(func() { close(block) }) }
 	defer release()                                                       // before Close, even when the test fails
-	go s.Update(func(*Txn) error { close(started); <-block; return nil }) // holds the committer
+	go s.Update(func(*Txn) error { close(started); <-block; return nil }) // holds the commit queue
 	<-started
 	var order []string
 	var mu sync.Mutex
@@ -502,9 +502,9 @@ func TestAcknowledgementCommitsGoFirst(t *testing.T) {
 		return func(*Txn) error { mu.Lock(); order = append(order, name); mu.Unlock(); return nil }
 	}
 	queued := func(n int) {
-		for deadline := time.Now().Add(5 * time.Second); len(s.reqs)+len(s.urgent) < n; time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(5 * time.Second); queuedCommits(s) < n; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("only %d commits queued, want %d", len(s.reqs)+len(s.urgent), n)
+				t.Fatalf("only %d commits queued, want %d", queuedCommits(s), n)
 			}
 		}
 	}
