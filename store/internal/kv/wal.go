@@ -355,6 +355,9 @@ func (w *wal) loop() {
 
 			buf = sealFrame(buf)
 			if err := w.write(buf); err != nil {
+				// The spare was handed to w.buf above: left as the spare, it would be
+				// both the next frame written and the buffer commits append to then.
+				w.spare = buf
 				w.fail(err, pending, gen)
 				w.recover()
 				continue
