@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -22,8 +23,11 @@ type Txn struct {
 	// indexAfter writes (migrations, imports, bulk deletes) index maps key to position.
 	writes []*walEntry
 	index  map[string]int
-	// block is where entries are carved from, many commits' entries to an allocation.
+	// block is where entries are carved from, many commits' entries to an allocation;
+	// keys, where their keys are copied to. Neither is ever written again where it was
+	// handed out, which is what lets keys become strings without a copy.
 	block []walEntry
+	keys  []byte
 	btxn  *badger.Txn
 }
 
@@ -33,6 +37,7 @@ const (
 	// block alive; the applier admits entries to the cache in commit order and the
 	// cache lets them go in the same order, so a block leaves about all at once.
 	entryBlock = 32
+	keyBlock   = 1024
 	// keepWrites bounds the write set's capacity kept for the next commit.
 	keepWrites = 1024
 )
@@ -96,6 +101,20 @@ func (t *Txn) newEntry() *walEntry {
 	return &t.block[len(t.block)-1]
 }
 
+// keyString returns key as a string, copied into the current key block: a string per
+// write was the commit path's most frequent allocation.
+func (t *Txn) keyString(key []byte) string {
+	if len(key) == 0 || len(key) > keyBlock/4 {
+		return string(key)
+	}
+	if cap(t.keys)-len(t.keys) < len(key) {
+		t.keys = make([]byte, 0, keyBlock)
+	}
+	n := len(t.keys)
+	t.keys = append(t.keys, key...)
+	return unsafe.String(&t.keys[n], len(key))
+}
+
 // lookup finds key among this commit's writes and the overlay. A commit sees every
 // entry; a read-only view sees only durable ones (walEntry.visible).
 func (t *Txn) lookup(key []byte) (*walEntry, bool) {
@@ -157,11 +176,13 @@ func (t *Txn) PutOwned(key []byte, val []byte, expiresAt uint64, deleted bool) e
 	// A new entry even for a key written before in this commit: an iterator opened
 	// meanwhile holds the earlier one.
 	e := t.newEntry()
-	e.key, e.val, e.expiresAt, e.deleted = string(key), val, expiresAt, deleted
+	e.val, e.expiresAt, e.deleted = val, expiresAt, deleted
 	if i := t.find(key); i >= 0 {
+		e.key = t.writes[i].key
 		t.writes[i] = e
 		return nil
 	}
+	e.key = t.keyString(key)
 	t.writes = append(t.writes, e)
 	switch {
 	case t.index != nil:
