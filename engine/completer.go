@@ -36,7 +36,7 @@ type (
 // provisioning, to be resumed and found by label; after it, active and captured once.
 type completer struct {
 	d      orderDeps
-	batch  []completeAttempt
+	batch  []*completeAttempt
 	kicked bool
 }
 
@@ -48,7 +48,7 @@ func (k *completer) Receive(c *actor.Context) {
 	defer recoverPanic(k.d.cfg.Logger, k.d.metrics, "completer", nil)
 	switch msg := c.Message().(type) {
 	case actor.Started, actor.Stopped:
-	case completeAttempt:
+	case *completeAttempt:
 		k.batch = append(k.batch, msg)
 		if !k.kicked {
 			k.kicked = true
@@ -66,7 +66,7 @@ func (k *completer) Receive(c *actor.Context) {
 // store refuses is tried again order by order, so that what one order's change
 // broke (its money, its indexes) fails only that order; an order still not recorded
 // is retried, and its next attempt finds the server by label.
-func (k *completer) complete(c *actor.Context, batch []completeAttempt) {
+func (k *completer) complete(c *actor.Context, batch []*completeAttempt) {
 	now := k.d.cfg.Clock.Now()
 	results, err := k.commit(batch, now)
 	if err != nil && len(batch) > 1 {
@@ -120,7 +120,7 @@ func (k *completer) complete(c *actor.Context, batch []completeAttempt) {
 // commit records the batch's orders as active in one commit. A panic in the store
 // becomes the commit's error, so that the orders are retried instead of being left in
 // flight for good.
-func (k *completer) commit(batch []completeAttempt, now time.Time) (results []store.OrderResult, err error) {
+func (k *completer) commit(batch []*completeAttempt, now time.Time) (results []store.OrderResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			k.d.metrics.panics.WithLabelValues("order").Inc()

@@ -426,7 +426,7 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 			actor.WithID(strconv.FormatInt(r.Order.ID, 10)+"."+strconv.FormatUint(q.gen, 10)),
 			actor.WithInboxSize(4), actor.WithMaxRestarts(0))
 		q.inFlight[r.Order.ID] = pid
-		run := runAttempt{order: r.Order}
+		run := &runAttempt{order: r.Order}
 		if seal != nil {
 			run.password = seal.pws[i]
 		}

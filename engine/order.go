@@ -49,7 +49,8 @@ const passwordUnknown = "\x00unknown"
 func InstanceLabel(orderID int64) string { return "hangar-order-" + strconv.FormatInt(orderID, 10) }
 
 // runAttempt tells a fresh order actor to run one provisioning attempt of order, which
-// the dispatcher has just moved to provisioning.
+// the dispatcher has just moved to provisioning. It is sent by pointer, so that the
+// order is not copied into the actor's frames (see attempt).
 // password, when set, is the root password the start commit sealed for it.
 type runAttempt struct {
 	order    store.Order
@@ -94,11 +95,9 @@ func newOrderActor(d orderDeps, id int64) actor.Producer {
 func (a *orderActor) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started, actor.Stopped:
-	case runAttempt:
+	case *runAttempt:
 		a.password = msg.password
-		if res, ended := a.attempt(c, msg.order); ended {
-			c.Send(a.d.dispatcher, res)
-		}
+		a.attempt(c, &msg.order)
 		c.Engine().Poison(c.PID())
 	}
 }
@@ -124,13 +123,17 @@ func startAttempt(now time.Time) func(o *store.Order) error {
 	}
 }
 
-// attempt provisions o and records the outcome; ended is false when the server is
-// ready and the completer records it (and reports to the dispatcher). It never panics
-// out: a panic becomes a retryable failure of the attempt, so a poison order ends in
-// the dead letter queue instead of crashing the engine.
-func (a *orderActor) attempt(c *actor.Context, o store.Order) (res attemptFinished, ended bool) {
-	if res, settling := a.settle(c, o); settling {
-		return res, true
+// attempt provisions o, records the outcome and reports it to the dispatcher, except
+// for a server made ready: the completer records and reports that one. It never
+// panics out: a panic becomes a retryable failure of the attempt, so a poison order
+// ends in the dead letter queue instead of crashing the engine.
+//
+// The order goes by pointer down this path, and each outcome is reported where it is
+// known rather than returned up it: the actor's goroutine is new for every order, and
+// copies of the order in each frame made its stack outgrow the start and be copied.
+func (a *orderActor) attempt(c *actor.Context, o *store.Order) {
+	if a.settle(c, o) {
+		return
 	}
 	start := time.Now()
 	inst, password, err := a.provisionSafely(o)
@@ -138,12 +141,16 @@ func (a *orderActor) attempt(c *actor.Context, o store.Order) (res attemptFinish
 	switch {
 	case err == nil:
 		a.succeed(c, o, inst, password)
-		return attemptFinished{}, false
 	case a.d.ctx.Err() != nil:
-		return attemptFinished{id: a.id, outcome: outcomeInterrupted, order: o}, true
+		a.report(c, outcomeInterrupted, o)
 	default:
-		return a.fail(c, o, err), true
+		a.fail(c, o, err)
 	}
+}
+
+// report tells the dispatcher how the attempt ended.
+func (a *orderActor) report(c *actor.Context, outcome string, o *store.Order) {
+	c.Send(a.d.dispatcher, attemptFinished{id: a.id, outcome: outcome, order: *o})
 }
 
 // settle holds back an order a crash or stop caught provisioning: its create may
@@ -151,14 +158,21 @@ func (a *orderActor) attempt(c *actor.Context, o store.Order) (res attemptFinish
 // a second create would make a second server. The order goes back to pending, due
 // once the provider's settle time has passed, without counting an attempt; then it
 // starts as usual and finds the server by label (keeping one if there are several).
-func (a *orderActor) settle(c *actor.Context, o store.Order) (attemptFinished, bool) {
+func (a *orderActor) settle(c *actor.Context, o *store.Order) bool {
 	if n := len(o.History); n == 0 || o.History[n-1].Event != "resumed" {
-		return attemptFinished{}, false
+		return false
 	}
 	d := providerSettle(a.d.providers[o.Provider])
 	if d <= 0 {
-		return attemptFinished{}, false
+		return false
 	}
+	a.holdBack(c, o, d)
+	return true
+}
+
+// holdBack is settle's rare case, apart so that its frame is not on every attempt's
+// stack.
+func (a *orderActor) holdBack(c *actor.Context, o *store.Order, d time.Duration) {
 	now := a.d.cfg.Clock.Now()
 	until := now.Add(d)
 	waiting, err := a.d.store.UpdateOrder(a.id, func(o *store.Order) error {
@@ -172,12 +186,13 @@ func (a *orderActor) settle(c *actor.Context, o store.Order) (attemptFinished, b
 		return nil
 	})
 	if err != nil {
-		return a.storeTrouble(o, now, err), true
+		a.storeTrouble(c, o, now, err)
+		return
 	}
 	a.d.cfg.Logger.Info("order: a create may still be finishing at the provider; looking for its server after the settle time",
 		"order", a.id, "provider", o.Provider, "settle", d)
 	a.publish(c, waiting, "settling")
-	return attemptFinished{id: a.id, outcome: outcomeRetry, order: waiting}, true
+	a.report(c, outcomeRetry, &waiting)
 }
 
 // createUnanswered is a create that got no answer (a timeout, a lost connection): the
@@ -208,8 +223,8 @@ func providerSettle(p Provider) time.Duration {
 // findServer looks for the order's server. After a settle (duplicates are possible:
 // two creates may both have finished) it lists every server with the label, keeps one
 // — a running one, else the oldest — and deletes the rest.
-func (a *orderActor) findServer(ctx context.Context, prov Provider, o store.Order, label string) (cloud.Instance, bool, error) {
-	if !mayHaveServer(o) {
+func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Order, label string) (cloud.Instance, bool, error) {
+	if !mayHaveServer(*o) {
 		return cloud.Instance{}, false, nil
 	}
 	lister, ok := prov.(cloud.Lister)
@@ -272,7 +287,7 @@ func choosesRootPassword(p Provider) bool {
 	return ok && pc.ChoosesRootPassword()
 }
 
-func (a *orderActor) provisionSafely(o store.Order) (inst cloud.Instance, password string, err error) {
+func (a *orderActor) provisionSafely(o *store.Order) (inst cloud.Instance, password string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.d.metrics.panics.WithLabelValues("order").Inc()
@@ -289,7 +304,7 @@ func (e *planError) Error() string { return e.msg }
 
 // provision returns the ready instance and, when the provider chose the root password
 // itself, that password (otherwise "" and the sender derives it at send time).
-func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
+func (a *orderActor) provision(o *store.Order) (cloud.Instance, string, error) {
 	prov, ok := a.d.providers[o.Provider]
 	if !ok {
 		return cloud.Instance{}, "", &planError{fmt.Sprintf("provider %q is not configured", o.Provider)}
@@ -310,7 +325,7 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 		password = passwordUnknown
 	}
 	if !found {
-		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan, SSHKeys: userSSHKeys(a.d.store, o)}
+		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan, SSHKeys: userSSHKeys(a.d.store, *o)}
 		switch {
 		case choosesRootPassword(prov):
 		case a.password != "":
@@ -319,7 +334,7 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 		default:
 			// Kept sealed before the create, so that a retry or a resume after a crash
 			// sends the same password the provider may already have.
-			if req.RootPassword, err = a.d.password.Issue(o); err != nil {
+			if req.RootPassword, err = a.d.password.Issue(*o); err != nil {
 				return cloud.Instance{}, "", fmt.Errorf("root password: %w", err)
 			}
 		}
@@ -347,18 +362,18 @@ func (a *orderActor) provision(o store.Order) (cloud.Instance, string, error) {
 
 // succeed hands the ready server to the completer with the user's message, written
 // here so that the order actors, not the completer, spend the time on the texts.
-func (a *orderActor) succeed(c *actor.Context, o store.Order, inst cloud.Instance, password string) {
-	ready := o
+func (a *orderActor) succeed(c *actor.Context, o *store.Order, inst cloud.Instance, password string) {
+	ready := *o
 	ready.IPAddress, ready.InstanceID = inst.IPv4, inst.ID
 	msg, transient := a.d.notes.ready(ready, password)
-	done := completeAttempt{order: o, inst: inst, msg: msg}
+	done := &completeAttempt{order: *o, inst: inst, msg: msg}
 	if transient {
 		done.secret = password
 	}
 	c.Send(a.d.completer, done)
 }
 
-func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptFinished {
+func (a *orderActor) fail(c *actor.Context, o *store.Order, cause error) {
 	now := a.d.cfg.Clock.Now()
 	reason := cause.Error()
 	var perm *planError
@@ -391,10 +406,12 @@ func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptF
 			return nil
 		})
 		if err != nil {
-			return a.storeTrouble(o, now, err)
+			a.storeTrouble(c, o, now, err)
+			return
 		}
 		a.publish(c, waiting, "retry_scheduled")
-		return attemptFinished{id: a.id, outcome: outcomeRetry, order: waiting}
+		a.report(c, outcomeRetry, &waiting)
+		return
 	}
 	current, _ := a.d.store.GetOrder(a.id)
 	current.LastError = reason
@@ -409,23 +426,25 @@ func (a *orderActor) fail(c *actor.Context, o store.Order, cause error) attemptF
 		return nil
 	}, a.d.notes.deadLettered(current, permanent)...)
 	if err != nil {
-		return a.storeTrouble(o, now, err)
+		a.storeTrouble(c, o, now, err)
+		return
 	}
 	c.Send(a.d.outbox(), queuedMessages{msgs: queued})
 	a.d.cfg.Logger.Warn("order dead-lettered", "order", a.id, "attempts", dead.Attempts, "err", reason)
 	a.publish(c, dead, "dead_lettered")
-	return attemptFinished{id: a.id, outcome: outcomeDeadLettered, order: dead}
+	a.report(c, outcomeDeadLettered, &dead)
 }
 
 // storeTrouble handles a failed outcome write: the order is still provisioning in the
 // store, so it is tried again (and resumed by label) rather than lost.
-func (a *orderActor) storeTrouble(o store.Order, now time.Time, err error) attemptFinished {
+func (a *orderActor) storeTrouble(c *actor.Context, o *store.Order, now time.Time, err error) {
 	if errors.Is(err, errSkip) {
-		return attemptFinished{id: a.id, outcome: outcomeSkipped, order: o}
+		a.report(c, outcomeSkipped, o)
+		return
 	}
 	a.d.cfg.Logger.Error("order: could not record the attempt's outcome; will retry", "order", a.id, "err", err)
 	o.DueAt = now.Add(a.d.cfg.Queue.Retry.Base)
-	return attemptFinished{id: a.id, outcome: outcomeRetry, order: o}
+	a.report(c, outcomeRetry, o)
 }
 
 func (a *orderActor) publish(c *actor.Context, o store.Order, event string) {
