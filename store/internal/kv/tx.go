@@ -28,6 +28,8 @@ type Txn struct {
 	// handed out, which is what lets keys become strings without a copy.
 	block []walEntry
 	keys  []byte
+	// items is where a commit's Gets carve their items from (never reused either).
+	items []Item
 	btxn  *badger.Txn
 }
 
@@ -38,6 +40,7 @@ const (
 	// cache lets them go in the same order, so a block leaves about all at once.
 	entryBlock = 32
 	keyBlock   = 1024
+	itemBlock  = 32
 	// keepWrites bounds the write set's capacity kept for the next commit.
 	keepWrites = 1024
 )
@@ -115,6 +118,21 @@ func (t *Txn) keyString(key []byte) string {
 	return unsafe.String(&t.keys[n], len(key))
 }
 
+// item returns an item holding key and val. A commit's come from a block: commits
+// read a few keys each, and an item apiece was a twentieth of all allocations.
+func (t *Txn) item(key, val []byte) *Item {
+	if !t.commit {
+		return &Item{key: key, val: val}
+	}
+	if len(t.items) == cap(t.items) {
+		t.items = make([]Item, 0, itemBlock)
+	}
+	t.items = t.items[:len(t.items)+1]
+	it := &t.items[len(t.items)-1]
+	it.key, it.val = key, val
+	return it
+}
+
 // lookup finds key among this commit's writes and the overlay. A commit sees every
 // entry; a read-only view sees only durable ones (walEntry.visible).
 func (t *Txn) lookup(key []byte) (*walEntry, bool) {
@@ -145,7 +163,7 @@ func (t *Txn) Get(key []byte) (*Item, error) {
 		if !e.live(unixNow()) {
 			return nil, badger.ErrKeyNotFound
 		}
-		return &Item{key: key, val: e.val}, nil
+		return t.item(key, e.val), nil
 	}
 	bi, err := t.badger().Get(key)
 	if err != nil {
@@ -159,7 +177,7 @@ func (t *Txn) Get(key []byte) (*Item, error) {
 		return nil, err
 	}
 	t.s.cache.remember(key, val, bi.ExpiresAt())
-	return &Item{key: key, val: val}, nil
+	return t.item(key, val), nil
 }
 
 func (t *Txn) put(key []byte, val []byte, expiresAt uint64, deleted bool) error {

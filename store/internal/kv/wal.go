@@ -98,6 +98,23 @@ func (g *walGen) finish(err error) {
 	}
 }
 
+// newGen returns an empty generation, the finished one kept for reuse if any.
+func (w *wal) newGen() *walGen {
+	g := w.freeGen
+	if g == nil {
+		return &walGen{}
+	}
+	w.freeGen = nil
+	return g
+}
+
+// recycle keeps g, finished and no longer referenced, for newGen.
+func (w *wal) recycle(g *walGen) {
+	clear(g.waiters)
+	g.waiters = g.waiters[:0]
+	w.freeGen = g
+}
+
 // applyBatch is what the writer hands the applier: entries made durable by one sync
 // (frame gen, ending at end), or (closed > 0) the news that segment closed holds
 // nothing newer.
@@ -165,6 +182,9 @@ type wal struct {
 	buf     []byte
 	pending []*walEntry
 	cur     *walGen
+	// freeGen is a finished generation the writer reuses for the next, with its
+	// waiters' capacity.
+	freeGen *walGen
 	gen     uint64 // the frame being filled
 	writing bool   // a frame is being written and synced
 	// refuse is why the log takes no commit now (a failed write it has not recovered
@@ -334,9 +354,10 @@ func (w *wal) loop() {
 			if len(w.buf) == 0 {
 				if gen := w.cur; len(gen.waiters) > 0 {
 					// Read-only commits waiting on the frame written before: it succeeded.
-					w.cur = &walGen{}
+					w.cur = w.newGen()
 					w.mu.Unlock()
 					gen.finish(nil)
+					w.recycle(gen)
 					continue
 				}
 				closing := w.closing
@@ -348,7 +369,8 @@ func (w *wal) loop() {
 				break
 			}
 			buf, pending, gen, genNo := w.buf, w.pending, w.cur, w.gen
-			w.buf, w.pending, w.cur = w.spare[:0], nil, &walGen{}
+			// The next frame likely carries about as many entries as this one.
+			w.buf, w.pending, w.cur = w.spare[:0], make([]*walEntry, 0, len(pending)), w.newGen()
 			w.gen++
 			w.writing = true
 			w.mu.Unlock()
@@ -368,6 +390,7 @@ func (w *wal) loop() {
 			w.writing = false
 			w.mu.Unlock()
 			gen.finish(nil)
+			w.recycle(gen)
 			w.applyQ.push(applyBatch{entries: pending, gen: genNo, end: logPos{w.seg, uint64(w.size)}})
 			w.written(int64(len(buf)))
 			w.maybeRotate()
