@@ -64,6 +64,11 @@ type botOutcome struct {
 	// keep leaves the update in the inbox to be tried again (a payment that could not
 	// be credited): its replies are sent, its commit is not made.
 	keep bool
+	// lang is the sender's language record as their actor holds it (nil: unknown, the
+	// store could not be read); language, when set, is a changed record to commit
+	// with the update.
+	lang     *store.UserLanguage
+	language *store.UserLanguage
 }
 
 func (o *botOutcome) say(chat int64, format string, args ...any) {
@@ -75,18 +80,19 @@ func (o *botOutcome) sayT(chat int64, id string, kv ...any) {
 	o.replies = append(o.replies, htmlMessage(chat, o.p.T(id, kv...)))
 }
 
-// handle answers an update that passed the rate limit.
-func (b *bot) handle(u *tgUpdate) botOutcome {
-	var out botOutcome
+// handle answers an update that passed the rate limit. lang is the sender's language
+// record as their actor holds it (nil: unknown).
+func (b *bot) handle(u *tgUpdate, lang *store.UserLanguage) botOutcome {
+	out := botOutcome{lang: lang}
 	switch {
 	case u.CallbackQuery != nil:
-		out.p = b.printerFor(u.CallbackQuery.from())
+		out.p, out.language = b.printerFor(u.CallbackQuery.from(), lang)
 		b.callback(u.CallbackQuery, &out)
 	case u.Message != nil && u.Message.From != nil && u.Message.SuccessfulPayment != nil:
-		out.p = b.printerFor(u.Message.From)
+		out.p, out.language = b.printerFor(u.Message.From, lang)
 		b.paid(u.Message, u.ID, &out)
 	case u.Message != nil && u.Message.From != nil:
-		out.p = b.printerFor(u.Message.From)
+		out.p, out.language = b.printerFor(u.Message.From, lang)
 		b.command(u.Message, &out)
 	}
 	// A pre_checkout_query was answered on the webhook's path (see answerPreCheckout);
@@ -120,7 +126,7 @@ func (b *bot) command(m *tgMessage, out *botOutcome) {
 	case "/topup":
 		b.topup(chat, user, args, out)
 	case "/language":
-		b.language(chat, user, args, out)
+		b.language(chat, args, out)
 	case "/cancel":
 		b.cancel(chat, user, args, out)
 	case "/terminate":
@@ -421,7 +427,7 @@ type passwordPolicy struct {
 }
 
 // slowDownReply is the one message a user gets when their window fills up.
-func (b *bot) slowDownReply(u *tgUpdate, wait time.Duration) []store.OutboxMessage {
+func (b *bot) slowDownReply(u *tgUpdate, wait time.Duration, lang *store.UserLanguage) []store.OutboxMessage {
 	chat := chatID(u)
 	if chat == 0 {
 		return nil
@@ -437,7 +443,8 @@ func (b *bot) slowDownReply(u *tgUpdate, wait time.Duration) []store.OutboxMessa
 	case u.CallbackQuery != nil:
 		from = u.CallbackQuery.from()
 	}
-	return []store.OutboxMessage{htmlMessage(chat, b.printerFor(from).T("SlowDown", "Seconds", secs))}
+	p, _ := b.printerFor(from, lang) // a new client language is remembered with an update that passes
+	return []store.OutboxMessage{htmlMessage(chat, p.T("SlowDown", "Seconds", secs))}
 }
 
 func htmlMessage(chatID int64, text string) store.OutboxMessage {

@@ -27,7 +27,6 @@ type PaymentStore interface {
 	FinishRefund(chargeID string, notes ...store.OutboxMessage) (store.Payment, error)
 	ReverseRefund(chargeID, reason string) (store.Payment, error)
 	GetUserLanguage(user int64) (store.UserLanguage, error)
-	SetUserLanguage(user int64, l store.UserLanguage) error
 	GetBalance(user int64) (store.Balance, error)
 }
 
@@ -87,36 +86,47 @@ func parsePayload(s string) (payload, bool) {
 	return payload{user: user, amount: amount, nonce: parts[3]}, true
 }
 
-// printerFor picks the language of a user's reply, and remembers their client's
-// language_code for the notifications sent to them outside a conversation.
-func (b *bot) printerFor(from *tgUser) i18n.Printer {
+// printerFor picks the language of a user's reply from their record (lang, as their
+// actor holds it; nil when it could not be read) and their client's language_code.
+// A client language not yet in the record is returned as the record to keep, for
+// the notifications sent to them outside a conversation; it is committed with the
+// update (a hint only: an update whose commit fails costs nothing more).
+func (b *bot) printerFor(from *tgUser, lang *store.UserLanguage) (i18n.Printer, *store.UserLanguage) {
 	if from == nil {
-		return b.lang.For(b.lang.Default())
+		return b.lang.For(b.lang.Default()), nil
 	}
-	l, err := b.pay.GetUserLanguage(from.ID)
-	if err == nil && from.LanguageCode != "" && l.Client != from.LanguageCode {
-		l.Client = from.LanguageCode
-		_ = b.pay.SetUserLanguage(from.ID, l) // a hint only: a failed write costs nothing now
+	var l store.UserLanguage
+	var changed *store.UserLanguage
+	if lang != nil {
+		l = *lang
+		if from.LanguageCode != "" && l.Client != from.LanguageCode {
+			l.Client = from.LanguageCode
+			changed = &l
+		}
 	}
-	return b.lang.For(b.lang.Pick(l.Chosen, from.LanguageCode))
+	return b.lang.For(b.lang.Pick(l.Chosen, from.LanguageCode)), changed
 }
 
-// language switches a user's language (/language ko|en) and keeps the choice.
-func (b *bot) language(chat, user int64, args string, out *botOutcome) {
+// language switches a user's language (/language ko|en) and keeps the choice, with
+// the update's commit.
+func (b *bot) language(chat int64, args string, out *botOutcome) {
 	want := strings.ToLower(strings.TrimSpace(args))
 	if !i18n.IsSupported(want) {
 		out.sayT(chat, "LanguageUsage", "Current", out.p.Lang())
 		return
 	}
-	l, err := b.pay.GetUserLanguage(user)
-	if err == nil {
-		l.Chosen = want
-		err = b.pay.SetUserLanguage(user, l)
-	}
-	if err != nil {
+	var l store.UserLanguage
+	switch {
+	case out.language != nil:
+		l = *out.language
+	case out.lang != nil:
+		l = *out.lang
+	default: // the record could not be read: writing would lose what it holds
 		out.sayT(chat, "LanguageUnsaved")
 		return
 	}
+	l.Chosen = want
+	out.language = &l
 	out.p = b.lang.For(want)
 	out.sayT(chat, "LanguageSet")
 }

@@ -64,6 +64,10 @@ type userActor struct {
 	d      userDeps
 	userID int64
 	window store.Window
+	// lang is the user's language record, read on the first update (langLoaded) and
+	// then kept: only this actor's updates change it, in their commits.
+	lang       store.UserLanguage
+	langLoaded bool
 }
 
 func newUserActor(d userDeps, userID int64) actor.Producer {
@@ -135,13 +139,14 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	var replies []store.OutboxMessage
 	var effects []any
 	var window *store.Window
+	var language *store.UserLanguage
 	if a.userID != 0 { // updates with nobody to answer are only recorded
 		allowed, warn := a.admit(now)
 		window = &a.window
 		switch {
 		case allowed:
-			out := a.d.bot.handle(update)
-			replies, effects = out.replies, out.effects
+			out := a.d.bot.handle(update, a.language())
+			replies, effects, language = out.replies, out.effects, out.language
 			if out.keep {
 				// Left in the inbox for the router's sweep to deliver again (a payment
 				// the store could not credit); the user hears now, once per try.
@@ -155,7 +160,7 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 				return
 			}
 		case warn:
-			replies = a.d.bot.slowDownReply(update, a.window.ResetAt.Sub(now))
+			replies = a.d.bot.slowDownReply(update, a.window.ResetAt.Sub(now), a.language())
 		}
 		if !allowed {
 			a.d.metrics.rateLimited.Inc()
@@ -176,13 +181,17 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		}
 	}()
 	logOnly := a.d.sendingOff && !needsOutbox(replies)
-	outcome := store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies, LogOnly: logOnly}
+	outcome := store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies, LogOnly: logOnly, Language: language}
 	var queued []store.OutboxMessage
 	if direct {
 		a.d.seen.add(msg.id)
 		queued, err = a.d.store.ProcessUpdate(outcome)
 	} else {
 		queued, err = a.d.store.CompleteUpdate(outcome)
+	}
+	if language != nil {
+		// Kept only once committed; after a failure the record is read again.
+		a.lang, a.langLoaded = *language, err == nil
 	}
 	switch {
 	case err == nil:
@@ -221,6 +230,20 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		}
 		res.err = err
 	}
+}
+
+// language is the user's language record, nil when the store cannot be read (the
+// reply then follows the client's language and nothing is written over the record).
+func (a *userActor) language() *store.UserLanguage {
+	if !a.langLoaded {
+		l, err := a.d.bot.pay.GetUserLanguage(a.userID)
+		if err != nil {
+			return nil
+		}
+		a.lang, a.langLoaded = l, true
+	}
+	l := a.lang
+	return &l
 }
 
 // seen reports whether the webhook's update was processed before. A failing read

@@ -75,3 +75,25 @@ func TestWebhookPaymentTheStoreCouldNotCreditIsKeptAndRetried(t *testing.T) {
 		t.Fatalf("told %d times that the payment was credited, want 1", credited)
 	}
 }
+
+// The sender's client language and their /language choice are kept by the update's
+// one commit: both are in the store by the time the webhook answers.
+func TestWebhookKeepsTheLanguageWithTheUpdate(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{Language: "ko"})
+	const user = 71
+	check := func(chosen, client string) {
+		t.Helper()
+		l, err := env.Store.GetUserLanguage(user)
+		if err != nil || l.Chosen != chosen || l.Client != client {
+			t.Fatalf("language record %+v, %v; want chosen %q, client %q", l, err, chosen, client)
+		}
+	}
+	post(t, env, message(1, user, "en", "/help"))
+	check("", "en")
+	post(t, env, message(2, user, "en", "/language ko"))
+	check("ko", "en")
+	waitText(t, env, user, "한국어로")
+	post(t, env, message(3, user, "de", "/help"))
+	check("ko", "de")
+	waitText(t, env, user, "요금제")
+}

@@ -79,6 +79,8 @@ type UpdateOutcome struct {
 	// LogOnly records the replies straight in the outlog as logged: Telegram sending
 	// is off, so there is nothing to queue.
 	LogOnly bool
+	// Language, when set, replaces the user's language record.
+	Language *UserLanguage
 }
 
 // CompleteUpdate applies an outcome and removes the update from the inbox, returning
@@ -110,7 +112,7 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 }
 
 // putOutcome writes what processing an update changed: the window, the user's seen
-// mark and the replies, numbered by assignIDs.
+// mark, their language record and the replies, numbered by assignIDs.
 func (s *Store) putOutcome(txn *tx, o UpdateOutcome, replies []OutboxMessage, now time.Time) error {
 	if o.Window != nil {
 		if err := putWindow(txn, o.UserID, *o.Window, now); err != nil {
@@ -119,6 +121,11 @@ func (s *Store) putOutcome(txn *tx, o UpdateOutcome, replies []OutboxMessage, no
 	}
 	if err := markUserSeen(txn, o.UserID, now); err != nil { // broadcasts' recipients
 		return err
+	}
+	if o.Language != nil {
+		if err := putRecord(txn, languageKey(o.UserID), o.Language, 0); err != nil {
+			return err
+		}
 	}
 	for i := range replies {
 		var err error
