@@ -13,9 +13,10 @@ import (
 // meanwhile, until its own answer from the log has come (or the queue is empty); it
 // then hands the queue to the caller of the next commit. So an acknowledgement into an
 // idle store costs no goroutine hand-off before the log, and under load each caller is
-// still woken once, by the log's writer, as it was when a committer ran every commit:
-// a plain commit mutex would park every caller twice then (for the lock and for the
-// log), which on two cores costs more than the hop it saves.
+// still woken once, by the log's writer, as it was when a committer ran every commit.
+// A plain commit mutex parks a contended caller twice (for the lock, then for the log):
+// in the store benchmarks (64 writers, fsync on, a fixed number of operations) it took
+// 3-8 % more CPU per order than this and about the committer's, and 1-3 % more per view.
 //
 // Priority: UpdateNow's commits (acknowledgements) queue apart and run before
 // Update's (the actors' background work) that are waiting. A commit that is running is
