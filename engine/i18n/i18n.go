@@ -46,21 +46,24 @@ func New(def, currency string) (*Catalog, error) {
 	}
 	b := goi18n.NewBundle(language.Korean)
 	b.RegisterUnmarshalFunc("toml", toml.Unmarshal)
+	texts := map[string]map[string]text{}
 	for _, lang := range Supported {
 		name := path.Join("locales", lang+".toml")
 		raw, err := locales.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("i18n: %w", err)
 		}
-		if _, err := b.ParseMessageFileBytes(raw, lang+".toml"); err != nil {
+		mf, err := b.ParseMessageFileBytes(raw, lang+".toml")
+		if err != nil {
 			return nil, fmt.Errorf("i18n: %s: %w", name, err)
 		}
+		texts[lang] = compileTexts(mf.Messages)
 	}
 	c := &Catalog{bundle: b, def: def, currency: strings.ToUpper(currency), printers: map[string]Printer{}}
 	for _, lang := range Supported {
 		// Each language's localizer falls back to the other only if a message were
 		// missing, which TestCataloguesHaveTheSameMessages rules out.
-		c.printers[lang] = Printer{lang: lang, currency: c.currency, loc: goi18n.NewLocalizer(b, lang, def)}
+		c.printers[lang] = Printer{lang: lang, currency: c.currency, loc: goi18n.NewLocalizer(b, lang, def), texts: texts[lang]}
 	}
 	return c, nil
 }
@@ -144,6 +147,7 @@ type Printer struct {
 	lang     string
 	currency string
 	loc      *goi18n.Localizer
+	texts    map[string]text
 }
 
 // Lang is the printer's language.
@@ -153,6 +157,17 @@ func (p Printer) Lang() string { return p.lang }
 // message that cannot be rendered (a bug: the catalogue test checks every id) comes
 // out as its id rather than failing the reply, and is logged.
 func (p Printer) T(id string, kv ...any) string {
+	if t, ok := p.texts[id]; ok {
+		if s, ok := t.render(kv); ok {
+			return s
+		}
+	}
+	return p.localize(id, kv)
+}
+
+// localize renders a message through go-i18n: the texts that are not compiled, and
+// values render leaves to text/template's printing.
+func (p Printer) localize(id string, kv []any) string {
 	if p.loc == nil {
 		return id
 	}
