@@ -21,7 +21,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		updatesAccepted: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hangar_updates_accepted_total", Help: "Telegram updates durably accepted into the inbox.",
+			Name: "hangar_updates_accepted_total", Help: "Telegram updates accepted: webhook updates processed and durable, polled updates and payments kept for retry durable in the inbox.",
 		}),
 		updatesDuplicate: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hangar_updates_duplicate_total", Help: "Telegram re-deliveries of an update_id seen in the last 24h, acknowledged and ignored.",

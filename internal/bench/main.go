@@ -302,6 +302,6 @@ func printLogStats(before, after store.LogStats) {
 	fmt.Printf("  %-24s %9s   p50 %s p90 %s p99 %s max bucket %s\n", "fdatasync durations", "",
 		fmtDur(sd.Quantile(0.50)), fmtDur(sd.Quantile(0.90)), fmtDur(sd.Quantile(0.99)), fmtDur(sd.Quantile(1)))
 	q, d := after.CommitQueue.Since(before.CommitQueue), after.CommitDurable.Since(before.CommitDurable)
-	fmt.Printf("  %-24s %9s   p50 %s p99 %s waiting for the committer; p50 %s p99 %s from a commit's end to its caller hearing it is durable (interpolated in power-of-two buckets)\n",
+	fmt.Printf("  %-24s %9s   p50 %s p99 %s waiting for its turn to run; p50 %s p99 %s from a commit's end to its caller hearing it is durable (interpolated in power-of-two buckets)\n",
 		"commit waits", "", fmtDur(q.Quantile(0.50)), fmtDur(q.Quantile(0.99)), fmtDur(d.Quantile(0.50)), fmtDur(d.Quantile(0.99)))
 }
