@@ -107,7 +107,7 @@ func (k *completer) complete(c *actor.Context, batch []*completeAttempt) {
 		c.Send(k.d.feed, publishEvent{ev: orderFeedEvent(r.Order, "succeeded", now)})
 		if k.d.billing != nil {
 			if pid := k.d.billing(); pid != nil {
-				c.Send(pid, watchOrder{id: id})
+				c.Send(pid, watchOrder{order: &results[i].Order})
 			}
 		}
 		c.Send(k.d.dispatcher, attemptFinished{id: id, outcome: outcomeSucceeded, order: r.Order})
