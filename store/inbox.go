@@ -123,7 +123,7 @@ func (s *Store) putOutcome(txn *tx, o UpdateOutcome, replies []OutboxMessage, no
 		return err
 	}
 	if o.Language != nil {
-		if err := putRecord(txn, languageKey(o.UserID), o.Language, 0); err != nil {
+		if err := s.putUserLanguage(txn, o.UserID, o.Language); err != nil {
 			return err
 		}
 	}

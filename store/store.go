@@ -85,6 +85,9 @@ type Store struct {
 	// sshKeys is which users have a public key stored (see sshkeys.go), loaded at
 	// Open, so that creating a server for a user with none reads nothing.
 	sshKeys sshKeySet
+	// languages is which users have a language record (see languages.go), loaded at
+	// Open, so that the notes of a user with none read nothing.
+	languages languageSet
 	// readers rules out reader records that cannot exist (see readerfilter.go).
 	readers readerFilter
 }
@@ -112,6 +115,10 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.loadSSHKeyUsers(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadLanguageUsers(); err != nil {
 		db.Close()
 		return nil, err
 	}
