@@ -3,6 +3,11 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // UpdateHeader is what routing needs from a Telegram update, and the update itself,
@@ -100,7 +105,20 @@ type headerJSON struct {
 // (message.text a number, say) is judged as before this decoder existed: only the
 // routing fields decide whether it is refused, and the actor finds nothing to answer
 // in it (as it did when the whole models.Update failed to decode).
+//
+// Nearly every body is decoded by decodeUpdate, which gives exactly what encoding/json
+// gives when that succeeds; any body it does not take (malformed JSON, a type
+// encoding/json refuses, or something it leaves to encoding/json) goes through
+// parseUpdateHeaderJSON, which is what ParseUpdateHeader was before decodeUpdate.
 func ParseUpdateHeader(raw []byte) (UpdateHeader, error) {
+	if u, ok := decodeUpdate(raw); ok {
+		return headerOf(u), nil
+	}
+	return parseUpdateHeaderJSON(raw)
+}
+
+// parseUpdateHeaderJSON is ParseUpdateHeader with encoding/json alone.
+func parseUpdateHeaderJSON(raw []byte) (UpdateHeader, error) {
 	u := new(tgUpdate)
 	err := json.Unmarshal(raw, u)
 	var typeErr *json.UnmarshalTypeError
@@ -181,4 +199,742 @@ func decodedUpdate(h UpdateHeader, raw []byte) *tgUpdate {
 		return parsed.update
 	}
 	return &tgUpdate{}
+}
+
+// decodeUpdate decodes raw exactly as json.Unmarshal(raw, new(tgUpdate)) does when
+// that succeeds, without reflection: members matched to the fields by name without
+// regard to ASCII case, the last of a repeated member winning (an object decoded into
+// what an earlier one left, null clearing a pointer and leaving anything else as it
+// was), strings unescaped with invalid UTF-8 and lone surrogates replaced by U+FFFD,
+// every other member skipped but checked, and nothing but white space after the
+// object. ok is false for every body on which encoding/json fails (a syntax error or
+// a value of the wrong type, which only parseUpdateHeaderJSON knows how to judge) and
+// for the few it leaves to encoding/json although that may succeed: a body that is not
+// an object, a member name of a decoded object with an escape or a byte outside ASCII
+// (encoding/json matches "callbac\u212a_query", with a Kelvin sign, to callback_query),
+// and values nested deeper than maxSkipDepth. FuzzDecodeUpdate holds it to
+// encoding/json.
+//
+// The update's strings that need no unescaping are parts of one copy of raw (which the
+// caller may reuse), so the update keeps that copy alive while it is.
+func decodeUpdate(raw []byte) (u *tgUpdate, ok bool) {
+	d := updateDecoder{s: string(raw), blk: new(updateBlock)}
+	d.space()
+	if d.peek() != '{' {
+		return nil, false
+	}
+	d.update(&d.blk.u)
+	d.space()
+	if d.bad || d.i != len(d.s) {
+		return nil, false
+	}
+	return &d.blk.u, true
+}
+
+// maxSkipDepth is how deep decodeUpdate follows nested values (encoding/json's limit
+// is 10000); a body nested deeper is left to encoding/json.
+const maxSkipDepth = 512
+
+// updateBlock holds an update and the parts one usually has, allocated together; a
+// second part of the same type (an edited_message besides a message, a member
+// repeated after a null) is allocated on its own.
+type updateBlock struct {
+	u                                 tgUpdate
+	msg                               tgMessage
+	user                              tgUser
+	cq                                tgCallbackQuery
+	cm                                tgCallbackMessage
+	msgUsed, userUsed, cqUsed, cmUsed bool
+}
+
+type updateDecoder struct {
+	s   string
+	i   int  // the next byte of s to read
+	bad bool // s is not what decodeUpdate decodes; i is then len(s)
+	blk *updateBlock
+}
+
+func (d *updateDecoder) fail() {
+	d.bad = true
+	d.i = len(d.s)
+}
+
+func (d *updateDecoder) peek() byte {
+	if d.i < len(d.s) {
+		return d.s[d.i]
+	}
+	return 0
+}
+
+// space skips JSON's white space.
+func (d *updateDecoder) space() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// begin consumes an object's '{' (the next byte) and reports whether a member follows.
+func (d *updateDecoder) begin() bool {
+	d.i++
+	d.space()
+	if d.peek() == '}' {
+		d.i++
+		return false
+	}
+	return !d.bad
+}
+
+// key reads a member's name of a decoded object, and the ':' and space after it. A
+// name with an escape or a byte outside ASCII is left to encoding/json, as its
+// case-insensitive match is then Unicode's.
+func (d *updateDecoder) key() string {
+	if d.peek() != '"' {
+		d.fail()
+		return ""
+	}
+	start := d.i + 1
+	for j := start; j < len(d.s); j++ {
+		switch c := d.s[j]; {
+		case c == '"':
+			k := d.s[start:j]
+			d.i = j + 1
+			d.space()
+			if d.peek() != ':' {
+				d.fail()
+				return ""
+			}
+			d.i++
+			d.space()
+			return k
+		case c == '\\' || c < ' ' || c >= utf8.RuneSelf:
+			d.fail()
+			return ""
+		}
+	}
+	d.fail()
+	return ""
+}
+
+// next consumes the ',' before an object's next member, or the '}' after its last,
+// and reports whether a member follows.
+func (d *updateDecoder) next() bool {
+	d.space()
+	switch d.peek() {
+	case ',':
+		d.i++
+		d.space()
+		return true
+	case '}':
+		d.i++
+		return false
+	}
+	d.fail()
+	return false
+}
+
+// is reports whether the member name k is name (lower case) as encoding/json matches
+// an ASCII name: regardless of case.
+func is(k, name string) bool {
+	if len(k) != len(name) {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// null consumes a null value (the next byte is 'n').
+func (d *updateDecoder) null() {
+	if len(d.s)-d.i >= 4 && d.s[d.i:d.i+4] == "null" {
+		d.i += 4
+		return
+	}
+	d.fail()
+}
+
+// literal consumes lit (true, false or null).
+func (d *updateDecoder) literal(lit string) {
+	if len(d.s)-d.i >= len(lit) && d.s[d.i:d.i+len(lit)] == lit {
+		d.i += len(lit)
+		return
+	}
+	d.fail()
+}
+
+// object is the start of decoding a struct value: it reports whether the value is an
+// object to decode; a null is consumed (and reported in null), anything else fails.
+func (d *updateDecoder) object() (isObject, isNull bool) {
+	switch d.peek() {
+	case '{':
+		return true, false
+	case 'n':
+		d.null()
+		return false, !d.bad
+	}
+	d.fail() // a value of another type: encoding/json's UnmarshalTypeError
+	return false, false
+}
+
+func (d *updateDecoder) update(u *tgUpdate) {
+	for more := d.begin(); more; more = d.next() {
+		switch k := d.key(); {
+		case is(k, "update_id"):
+			d.int64(&u.ID)
+		case is(k, "message"):
+			u.Message = d.message(u.Message)
+		case is(k, "edited_message"):
+			u.EditedMessage = d.message(u.EditedMessage)
+		case is(k, "callback_query"):
+			u.CallbackQuery = d.callbackQuery(u.CallbackQuery)
+		case is(k, "pre_checkout_query"):
+			u.PreCheckoutQuery = d.preCheckoutQuery(u.PreCheckoutQuery)
+		default:
+			d.skip(1)
+		}
+	}
+}
+
+// message decodes a *tgMessage member whose current value is m (nil before the first).
+func (d *updateDecoder) message(m *tgMessage) *tgMessage {
+	if obj, null := d.object(); !obj {
+		if null {
+			return nil
+		}
+		return m
+	}
+	if m == nil {
+		if m = &d.blk.msg; d.blk.msgUsed {
+			m = new(tgMessage)
+		}
+		d.blk.msgUsed = true
+	}
+	for more := d.begin(); more; more = d.next() {
+		switch k := d.key(); {
+		case is(k, "from"):
+			m.From = d.user(m.From)
+		case is(k, "chat"):
+			d.chat(&m.Chat)
+		case is(k, "text"):
+			d.string(&m.Text)
+		case is(k, "successful_payment"):
+			m.SuccessfulPayment = d.successfulPayment(m.SuccessfulPayment)
+		default:
+			d.skip(2)
+		}
+	}
+	return m
+}
+
+func (d *updateDecoder) user(p *tgUser) *tgUser {
+	if obj, null := d.object(); !obj {
+		if null {
+			return nil
+		}
+		return p
+	}
+	if p == nil {
+		if p = &d.blk.user; d.blk.userUsed {
+			p = new(tgUser)
+		}
+		d.blk.userUsed = true
+	}
+	for more := d.begin(); more; more = d.next() {
+		switch k := d.key(); {
+		case is(k, "id"):
+			d.int64(&p.ID)
+		case is(k, "first_name"):
+			d.string(&p.FirstName)
+		case is(k, "language_code"):
+			d.string(&p.LanguageCode)
+		default:
+			d.skip(3)
+		}
+	}
+	return p
+}
+
+// chat decodes a tgChat member into c: a null leaves it as it is.
+func (d *updateDecoder) chat(c *tgChat) {
+	if obj, _ := d.object(); !obj {
+		return
+	}
+	for more := d.begin(); more; more = d.next() {
+		if is(d.key(), "id") {
+			d.int64(&c.ID)
+		} else {
+			d.skip(3)
+		}
+	}
+}
+
+func (d *updateDecoder) callbackQuery(q *tgCallbackQuery) *tgCallbackQuery {
+	if obj, null := d.object(); !obj {
+		if null {
+			return nil
+		}
+		return q
+	}
+	if q == nil {
+		if q = &d.blk.cq; d.blk.cqUsed {
+			q = new(tgCallbackQuery)
+		}
+		d.blk.cqUsed = true
+	}
+	for more := d.begin(); more; more = d.next() {
+		switch k := d.key(); {
+		case is(k, "id"):
+			d.string(&q.ID)
+		case is(k, "from"):
+			q.From = d.user(q.From)
+		case is(k, "message"):
+			q.Message = d.callbackMessage(q.Message)
+		case is(k, "data"):
+			d.string(&q.Data)
+		default:
+			d.skip(2)
+		}
+	}
+	return q
+}
+
+func (d *updateDecoder) callbackMessage(m *tgCallbackMessage) *tgCallbackMessage {
+	if obj, null := d.object(); !obj {
+		if null {
+			return nil
+		}
+		return m
+	}
+	if m == nil {
+		if m = &d.blk.cm; d.blk.cmUsed {
+			m = new(tgCallbackMessage)
+		}
+		d.blk.cmUsed = true
+	}
+	for more := d.begin(); more; more = d.next() {
+		switch k := d.key(); {
+		case is(k, "date"):
+			d.int64(&m.Date)
+		case is(k, "chat"):
+			d.chat(&m.Chat)
+		default:
+			d.skip(3)
+		}
+	}
+	return m
+}
+
+func (d *updateDecoder) preCheckoutQuery(q *tgPreCheckoutQuery) *tgPreCheckoutQuery {
+	if obj, null := d.object(); !obj {
+		if null {
+			return nil
+		}
+		return q
+	}
+	if q == nil {
+		q = new(tgPreCheckoutQuery)
+	}
+	for more := d.begin(); more; more = d.next() {
+		switch k := d.key(); {
+		case is(k, "id"):
+			d.string(&q.ID)
+		case is(k, "from"):
+			q.From = d.user(q.From)
+		case is(k, "currency"):
+			d.string(&q.Currency)
+		case is(k, "total_amount"):
+			d.int(&q.TotalAmount)
+		case is(k, "invoice_payload"):
+			d.string(&q.InvoicePayload)
+		default:
+			d.skip(2)
+		}
+	}
+	return q
+}
+
+func (d *updateDecoder) successfulPayment(p *tgSuccessfulPayment) *tgSuccessfulPayment {
+	if obj, null := d.object(); !obj {
+		if null {
+			return nil
+		}
+		return p
+	}
+	if p == nil {
+		p = new(tgSuccessfulPayment)
+	}
+	for more := d.begin(); more; more = d.next() {
+		switch k := d.key(); {
+		case is(k, "currency"):
+			d.string(&p.Currency)
+		case is(k, "total_amount"):
+			d.int(&p.TotalAmount)
+		case is(k, "invoice_payload"):
+			d.string(&p.InvoicePayload)
+		case is(k, "telegram_payment_charge_id"):
+			d.string(&p.TelegramPaymentChargeID)
+		default:
+			d.skip(3)
+		}
+	}
+	return p
+}
+
+// int64 decodes an integer member into p: a null leaves it as it is; a number that is
+// not an integer or does not fit, or a value of another type, fails (encoding/json's
+// UnmarshalTypeError).
+func (d *updateDecoder) int64(p *int64) {
+	switch c := d.peek(); {
+	case c == 'n':
+		d.null()
+	case c == '-' || '0' <= c && c <= '9':
+		start := d.i
+		if !d.number() {
+			d.fail()
+			return
+		}
+		lit := d.s[start:d.i]
+		digits := lit
+		if lit[0] == '-' {
+			digits = lit[1:]
+		}
+		if len(digits) > 18 { // may not fit: strconv decides, as for encoding/json
+			n, err := strconv.ParseInt(lit, 10, 64)
+			if err != nil {
+				d.fail()
+				return
+			}
+			*p = n
+			return
+		}
+		var n int64
+		for i := 0; i < len(digits); i++ {
+			n = n*10 + int64(digits[i]-'0')
+		}
+		if len(digits) < len(lit) {
+			n = -n
+		}
+		*p = n
+	default:
+		d.fail()
+	}
+}
+
+// int is int64 for an int member.
+func (d *updateDecoder) int(p *int) {
+	n := int64(*p)
+	d.int64(&n)
+	if int64(int(n)) != n {
+		d.fail()
+		return
+	}
+	*p = int(n)
+}
+
+// number consumes a number (the next byte is '-' or a digit) as JSON spells it, and
+// reports whether it is an integer: no fraction and no exponent.
+func (d *updateDecoder) number() (integer bool) {
+	s, i := d.s, d.i
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+		i++
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+	default:
+		d.fail()
+		return false
+	}
+	integer = true
+	if i < len(s) && s[i] == '.' {
+		integer = false
+		i++
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			d.fail()
+			return false
+		}
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		integer = false
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			d.fail()
+			return false
+		}
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+	}
+	d.i = i
+	return integer
+}
+
+// string decodes a string member into p: a null leaves it as it is, a value of another
+// type fails.
+func (d *updateDecoder) string(p *string) {
+	switch d.peek() {
+	case '"':
+		if v := d.quoted(); !d.bad {
+			*p = v
+		}
+	case 'n':
+		d.null()
+	default:
+		d.fail()
+	}
+}
+
+// quoted reads a string (the next byte is '"'): a part of d.s when it has no escape
+// and is valid UTF-8, or else a new string unescaped as encoding/json does.
+func (d *updateDecoder) quoted() string {
+	s := d.s
+	start := d.i + 1
+	for j := start; j < len(s); {
+		switch c := s[j]; {
+		case c == '"':
+			d.i = j + 1
+			return s[start:j]
+		case c == '\\' || c < ' ':
+			return d.unquote(start, j)
+		case c < utf8.RuneSelf:
+			j++
+		default:
+			r, n := utf8.DecodeRuneInString(s[j:])
+			if r == utf8.RuneError && n == 1 {
+				return d.unquote(start, j)
+			}
+			j += n
+		}
+	}
+	d.fail()
+	return ""
+}
+
+// unquote is quoted's decoding of the string from start, whose part before j needs no
+// unescaping, with encoding/json's unquoteBytes rules: the escapes JSON has, a valid
+// pair of \u surrogates decoded, a lone surrogate and each byte of invalid UTF-8 made
+// U+FFFD.
+func (d *updateDecoder) unquote(start, j int) string {
+	s := d.s
+	end := j // the closing quote, or len(s): the string's size for the builder
+	for end < len(s) && s[end] != '"' {
+		if s[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	var b strings.Builder
+	b.Grow(min(end, len(s)) - start)
+	b.WriteString(s[start:j])
+	for j < len(s) {
+		switch c := s[j]; {
+		case c == '"':
+			d.i = j + 1
+			return b.String()
+		case c < ' ':
+			d.fail()
+			return ""
+		case c == '\\':
+			if j+1 >= len(s) {
+				d.fail()
+				return ""
+			}
+			switch e := s[j+1]; e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r := hex4(s[j+2:])
+				if r < 0 {
+					d.fail()
+					return ""
+				}
+				j += 6
+				if utf16.IsSurrogate(r) {
+					if len(s)-j >= 6 && s[j] == '\\' && s[j+1] == 'u' {
+						if dec := utf16.DecodeRune(r, hex4(s[j+2:])); dec != unicode.ReplacementChar {
+							j += 6
+							b.WriteRune(dec)
+							continue
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				b.WriteRune(r)
+				continue
+			default:
+				d.fail()
+				return ""
+			}
+			j += 2
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			j++
+		default:
+			r, n := utf8.DecodeRuneInString(s[j:])
+			j += n
+			b.WriteRune(r) // U+FFFD for each byte of invalid UTF-8
+		}
+	}
+	d.fail()
+	return ""
+}
+
+// hex4 is the value of the four hex digits s starts with, or -1.
+func hex4(s string) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for i := range 4 {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// skip consumes and checks a value of no decoded field, at the given depth of nesting.
+func (d *updateDecoder) skip(depth int) {
+	if depth > maxSkipDepth {
+		d.fail()
+		return
+	}
+	switch c := d.peek(); {
+	case c == '{':
+		d.i++
+		d.space()
+		if d.peek() == '}' {
+			d.i++
+			return
+		}
+		for !d.bad {
+			if d.peek() != '"' {
+				d.fail()
+				return
+			}
+			d.skipString()
+			d.space()
+			if d.peek() != ':' {
+				d.fail()
+				return
+			}
+			d.i++
+			d.space()
+			d.skip(depth + 1)
+			if !d.next() {
+				return
+			}
+		}
+	case c == '[':
+		d.i++
+		d.space()
+		if d.peek() == ']' {
+			d.i++
+			return
+		}
+		for !d.bad {
+			d.skip(depth + 1)
+			d.space()
+			switch d.peek() {
+			case ',':
+				d.i++
+				d.space()
+			case ']':
+				d.i++
+				return
+			default:
+				d.fail()
+			}
+		}
+	case c == '"':
+		d.skipString()
+	case c == 't':
+		d.literal("true")
+	case c == 'f':
+		d.literal("false")
+	case c == 'n':
+		d.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		d.number()
+	default:
+		d.fail()
+	}
+}
+
+// skipString consumes and checks a string (the next byte is '"'): any byte but '"',
+// '\\' and control characters, and JSON's escapes.
+func (d *updateDecoder) skipString() {
+	s := d.s
+	for j := d.i + 1; j < len(s); {
+		switch c := s[j]; {
+		case c == '"':
+			d.i = j + 1
+			return
+		case c < ' ':
+			d.fail()
+			return
+		case c == '\\':
+			if j+1 >= len(s) {
+				d.fail()
+				return
+			}
+			switch s[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if hex4(s[j+2:]) < 0 {
+					d.fail()
+					return
+				}
+				j += 6
+			default:
+				d.fail()
+				return
+			}
+		default:
+			j++
+		}
+	}
+	d.fail()
 }
