@@ -406,19 +406,33 @@ func (d *updateDecoder) update(u *tgUpdate) {
 	}
 }
 
-// message decodes a *tgMessage member whose current value is m (nil before the first).
-func (d *updateDecoder) message(m *tgMessage) *tgMessage {
+// openMember starts decoding an object member whose current value is p (nil before
+// the first): it returns nil for a JSON null, p with false for anything the decoder gave
+// up on, and otherwise the value to decode into with true: p, or when p is nil the
+// decoder's own slot on its first use (slot, used; nil for types without one), else a
+// new value.
+func openMember[T any](d *updateDecoder, p *T, slot *T, used *bool) (*T, bool) {
 	if obj, null := d.object(); !obj {
 		if null {
-			return nil
+			return nil, false
 		}
-		return m
+		return p, false
 	}
-	if m == nil {
-		if m = &d.blk.msg; d.blk.msgUsed {
-			m = new(tgMessage)
+	if p == nil {
+		if slot != nil && !*used {
+			p, *used = slot, true
+		} else {
+			p = new(T)
 		}
-		d.blk.msgUsed = true
+	}
+	return p, true
+}
+
+// message decodes a *tgMessage member whose current value is m (nil before the first).
+func (d *updateDecoder) message(m *tgMessage) *tgMessage {
+	m, ok := openMember(d, m, &d.blk.msg, &d.blk.msgUsed)
+	if !ok {
+		return m
 	}
 	for more := d.begin(); more; more = d.next() {
 		switch k := d.key(); {
@@ -438,17 +452,9 @@ func (d *updateDecoder) message(m *tgMessage) *tgMessage {
 }
 
 func (d *updateDecoder) user(p *tgUser) *tgUser {
-	if obj, null := d.object(); !obj {
-		if null {
-			return nil
-		}
+	p, ok := openMember(d, p, &d.blk.user, &d.blk.userUsed)
+	if !ok {
 		return p
-	}
-	if p == nil {
-		if p = &d.blk.user; d.blk.userUsed {
-			p = new(tgUser)
-		}
-		d.blk.userUsed = true
 	}
 	for more := d.begin(); more; more = d.next() {
 		switch k := d.key(); {
@@ -480,17 +486,9 @@ func (d *updateDecoder) chat(c *tgChat) {
 }
 
 func (d *updateDecoder) callbackQuery(q *tgCallbackQuery) *tgCallbackQuery {
-	if obj, null := d.object(); !obj {
-		if null {
-			return nil
-		}
+	q, ok := openMember(d, q, &d.blk.cq, &d.blk.cqUsed)
+	if !ok {
 		return q
-	}
-	if q == nil {
-		if q = &d.blk.cq; d.blk.cqUsed {
-			q = new(tgCallbackQuery)
-		}
-		d.blk.cqUsed = true
 	}
 	for more := d.begin(); more; more = d.next() {
 		switch k := d.key(); {
@@ -510,17 +508,9 @@ func (d *updateDecoder) callbackQuery(q *tgCallbackQuery) *tgCallbackQuery {
 }
 
 func (d *updateDecoder) callbackMessage(m *tgCallbackMessage) *tgCallbackMessage {
-	if obj, null := d.object(); !obj {
-		if null {
-			return nil
-		}
+	m, ok := openMember(d, m, &d.blk.cm, &d.blk.cmUsed)
+	if !ok {
 		return m
-	}
-	if m == nil {
-		if m = &d.blk.cm; d.blk.cmUsed {
-			m = new(tgCallbackMessage)
-		}
-		d.blk.cmUsed = true
 	}
 	for more := d.begin(); more; more = d.next() {
 		switch k := d.key(); {
@@ -536,14 +526,9 @@ func (d *updateDecoder) callbackMessage(m *tgCallbackMessage) *tgCallbackMessage
 }
 
 func (d *updateDecoder) preCheckoutQuery(q *tgPreCheckoutQuery) *tgPreCheckoutQuery {
-	if obj, null := d.object(); !obj {
-		if null {
-			return nil
-		}
+	q, ok := openMember(d, q, nil, nil)
+	if !ok {
 		return q
-	}
-	if q == nil {
-		q = new(tgPreCheckoutQuery)
 	}
 	for more := d.begin(); more; more = d.next() {
 		switch k := d.key(); {
@@ -565,14 +550,9 @@ func (d *updateDecoder) preCheckoutQuery(q *tgPreCheckoutQuery) *tgPreCheckoutQu
 }
 
 func (d *updateDecoder) successfulPayment(p *tgSuccessfulPayment) *tgSuccessfulPayment {
-	if obj, null := d.object(); !obj {
-		if null {
-			return nil
-		}
+	p, ok := openMember(d, p, nil, nil)
+	if !ok {
 		return p
-	}
-	if p == nil {
-		p = new(tgSuccessfulPayment)
 	}
 	for more := d.begin(); more; more = d.next() {
 		switch k := d.key(); {
