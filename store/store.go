@@ -110,21 +110,13 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, log: opts.Logger, now: opts.Now}
-	if err := s.migrate(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.loadSSHKeyUsers(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.loadLanguageUsers(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.loadReaders(); err != nil {
-		db.Close()
-		return nil, err
+	// Migrations first; then the in-memory sets that spare reads of records that do
+	// not exist, loaded from what the migrations left.
+	for _, step := range []func() error{s.migrate, s.loadSSHKeyUsers, s.loadLanguageUsers, s.loadReaders} {
+		if err := step(); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
