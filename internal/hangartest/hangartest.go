@@ -174,7 +174,9 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatal(err)
 	}
 	env.URL = "http://" + ln.Addr().String()
-	go func() { _ = env.server.Serve(ln) }()
+	// The goroutine gets the server itself: Stop clears env.server, possibly before
+	// the goroutine has run.
+	go func(srv *hangarhttp.Server) { _ = srv.Serve(ln) }(env.server)
 	t.Cleanup(env.Stop)
 	return env
 }
