@@ -3,12 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/dgraph-io/ristretto/v2/z"
+	"github.com/hangarhq/hangar/internal/dayfilter"
 
 	"github.com/hangarhq/hangar/store"
 )
@@ -325,21 +324,13 @@ func needsOutbox(replies []store.OutboxMessage) bool {
 // check for a duplicate, whose answer is nearly always "fresh", does not search Badger
 // for a key that is nowhere (a tenth of an update's CPU). Every marker is added
 // before the commit that writes it; those stored before Start are loaded once (load);
-// until then nothing is ruled out. A false positive only costs the read that would
-// have been made anyway. Markers live 24 h, so the filter of a day is let go once the
-// day after it has passed, and the memory stays fixed however many updates come.
+// until then nothing is ruled out. Markers live 24 h, so a marker is looked for among
+// those added today and yesterday.
 type seenFilter struct {
 	// now tells days by the system clock, as the markers' TTLs are (not Config.Clock).
-	now     func() time.Time
-	mu      sync.Mutex
-	loaded  bool
-	atStart *z.Bloom
-	day     int64       // the day (Unix days) of days[0]
-	days    [2]*z.Bloom // markers added on that day and on the day before
+	now func() time.Time
+	f   dayfilter.Filter
 }
-
-// seenFilterEntries sizes each filter (1.2 MiB at 1 % false positives).
-const seenFilterEntries = 1 << 20
 
 func seenHash(updateID int64) uint64 {
 	// splitmix64's finaliser: update_ids are consecutive, and the filter takes its
@@ -350,46 +341,20 @@ func seenHash(updateID int64) uint64 {
 	return h ^ (h >> 31)
 }
 
+func (f *seenFilter) today() int64 { return f.now().Unix() / 86400 }
+
 // load adds the markers stored before any was added through add's callers.
 func (f *seenFilter) load(scan func(fn func(updateID int64)) error) error {
-	b := z.NewBloomFilter(seenFilterEntries, 0.01)
-	if err := scan(func(id int64) { b.Add(seenHash(id)) }); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.atStart, f.loaded = b, true
-	return nil
+	return f.f.Load(func(add func(uint64)) error {
+		return scan(func(id int64) { add(seenHash(id)) })
+	})
 }
 
 // add records that updateID's marker may be written from now on.
-func (f *seenFilter) add(updateID int64) {
-	day := f.now().Unix() / 86400
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case f.days[0] == nil || day >= f.day+2:
-		f.days = [2]*z.Bloom{z.NewBloomFilter(seenFilterEntries, 0.01), nil}
-		f.day = day
-	case day == f.day+1:
-		f.days = [2]*z.Bloom{z.NewBloomFilter(seenFilterEntries, 0.01), f.days[0]}
-		f.day = day
-	}
-	f.days[0].Add(seenHash(updateID))
-}
+func (f *seenFilter) add(updateID int64) { f.f.Add(f.today(), seenHash(updateID)) }
 
 // mayBeSeen is false when updateID certainly has no marker.
 func (f *seenFilter) mayBeSeen(updateID int64) bool {
-	h := seenHash(updateID)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.loaded || f.atStart.Has(h) {
-		return true
-	}
-	for _, b := range f.days {
-		if b != nil && b.Has(h) {
-			return true
-		}
-	}
-	return false
+	day, h := f.today(), seenHash(updateID)
+	return f.f.MayContain(day, h) || f.f.MayContain(day-1, h)
 }

@@ -63,27 +63,3 @@ func TestReaderFilterNeverHidesAStoredReader(t *testing.T) {
 		})
 	}
 }
-
-func TestReaderFilterRulesOutOnlyWhatWasNeverAdded(t *testing.T) {
-	var f readerFilter
-	added := []byte("0123456789abcdef")
-	other := []byte("fedcba9876543210")
-	if f.mayExist("2026-11-29", added) {
-		t.Fatal("an empty filter must rule out every record")
-	}
-	f.add("2026-11-29", added)
-	if !f.mayExist("2026-11-29", added) {
-		t.Fatal("a record added must never be ruled out")
-	}
-	if f.mayExist("2026-11-30", added) {
-		t.Fatal("a record is salted with its own day: another day's filter must rule it out")
-	}
-	if f.mayExist("2026-11-29", other) {
-		t.Fatal("a record never added was not ruled out (a false positive on a near-empty filter)")
-	}
-	f.add("2026-11-30", other)
-	f.add("2026-12-01", other) // lets 2026-11-29 go
-	if !f.mayExist("2026-11-29", other) || !f.mayExist("2026-11-28", other) {
-		t.Fatal("a day whose filter was let go, or an earlier one, must not be ruled out")
-	}
-}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/hangarhq/hangar/internal/dayfilter"
 	"io"
 	"log/slog"
 	"os"
@@ -89,7 +90,7 @@ type Store struct {
 	// Open, so that the notes of a user with none read nothing.
 	languages languageSet
 	// readers rules out reader records that cannot exist (see readerfilter.go).
-	readers readerFilter
+	readers dayfilter.Filter
 }
 
 // tx is one commit's (or view's) reads and writes.

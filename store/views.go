@@ -142,7 +142,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	key := readerKey(hash)
 	var res ViewResult
 	err = s.updateNow(func(txn *tx) error {
-		rd, known, err := s.getReader(txn, day, hash)
+		rd, known, err := s.getReader(txn, readerDay(now), hash)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 			}
 		}
 		if !seen || !known {
-			s.readers.add(day, hash)
+			s.readers.Add(readerDay(now), readerFilterHash(hash))
 			if err := txn.SetEntry(badger.NewEntry(key, rd.encode()).WithTTL(readerTTL)); err != nil {
 				return err
 			}
@@ -204,7 +204,7 @@ func (s *Store) countedYesterday(txn *tx, ip, slug string, now time.Time) (bool,
 	if err != nil || salt == nil {
 		return false, err
 	}
-	rd, _, err := s.getReader(txn, yesterday, ipHash(salt, ip))
+	rd, _, err := s.getReader(txn, readerDay(now)-1, ipHash(salt, ip))
 	return rd.countedSince(slug, now.Add(-ViewDedupWindow)), err
 }
 
@@ -282,8 +282,8 @@ func decodeReader(b []byte) (reader, error) {
 }
 
 // getReader reads the reader record of hash, salted with day's salt.
-func (s *Store) getReader(txn *tx, day string, hash []byte) (r reader, known bool, err error) {
-	if !s.readers.mayExist(day, hash) {
+func (s *Store) getReader(txn *tx, day int64, hash []byte) (r reader, known bool, err error) {
+	if !s.readers.MayContain(day, readerFilterHash(hash)) {
 		return nil, false, nil
 	}
 	item, err := txn.Get(readerKey(hash))
