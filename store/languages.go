@@ -1,11 +1,6 @@
 package store
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-	"sync"
-)
+import "errors"
 
 // UserLanguage is what the bot knows of a user's language: the one they chose with
 // /language (empty until they do), and the language_code their client last sent. The
@@ -16,43 +11,12 @@ type UserLanguage struct {
 	Client string `json:"client,omitempty"`
 }
 
-// languageSet is the users that have a language record: it is loaded from the records
-// at Open and a user joins it before the commit that writes theirs (records are never
+// Store.languages is the users that have a language record: loaded from the records
+// at Open, and a user joins it before the commit that writes theirs (records are never
 // deleted), so a user not in it has none and GetUserLanguage answers without a read.
 // Every order's notes ask, and a user who ordered through the API, or never sent a
 // message the bot answered, has no record: the read searched Badger for a key that
 // is nowhere.
-type languageSet struct {
-	mu    sync.RWMutex
-	users map[int64]struct{}
-}
-
-func (l *languageSet) add(user int64) {
-	l.mu.Lock()
-	if l.users == nil {
-		l.users = map[int64]struct{}{}
-	}
-	l.users[user] = struct{}{}
-	l.mu.Unlock()
-}
-
-func (l *languageSet) has(user int64) bool {
-	l.mu.RLock()
-	_, ok := l.users[user]
-	l.mu.RUnlock()
-	return ok
-}
-
-// loadLanguageUsers fills the set from the stored records.
-func (s *Store) loadLanguageUsers() error {
-	return s.view(func(txn *tx) error {
-		return scanKeys(txn, prefixLanguage, func(key []byte) {
-			if user, err := strconv.ParseInt(strings.TrimPrefix(string(key), prefixLanguage), 10, 64); err == nil {
-				s.languages.add(user)
-			}
-		})
-	})
-}
 
 // GetUserLanguage reads a user's language record (empty when none).
 func (s *Store) GetUserLanguage(user int64) (UserLanguage, error) {

@@ -2,8 +2,6 @@ package store
 
 import (
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -16,49 +14,11 @@ type UserSSHKey struct {
 	AddedAt     time.Time `json:"added_at"`
 }
 
-// sshKeySet is the users that may have a key stored: every user whose key record
+// Store.sshKeys is the users that may have a key stored: every user whose key record
 // exists is in it (it is loaded from the records at Open, and a user joins it before
 // their key's commit and leaves it only after their removal's commit is durable), so
 // a user not in it has no key and GetSSHKey answers without a read. Most users never
 // register one, and every server created asks.
-type sshKeySet struct {
-	mu    sync.RWMutex
-	users map[int64]struct{}
-}
-
-func (k *sshKeySet) add(user int64) {
-	k.mu.Lock()
-	if k.users == nil {
-		k.users = map[int64]struct{}{}
-	}
-	k.users[user] = struct{}{}
-	k.mu.Unlock()
-}
-
-func (k *sshKeySet) remove(user int64) {
-	k.mu.Lock()
-	delete(k.users, user)
-	k.mu.Unlock()
-}
-
-func (k *sshKeySet) has(user int64) bool {
-	k.mu.RLock()
-	_, ok := k.users[user]
-	k.mu.RUnlock()
-	return ok
-}
-
-// loadSSHKeyUsers fills the set from the stored keys.
-func (s *Store) loadSSHKeyUsers() error {
-	return s.view(func(txn *tx) error {
-		return scanPrefix(txn, prefixSSHKey, false, func(key, _ []byte) (bool, error) {
-			if user, err := strconv.ParseInt(strings.TrimPrefix(string(key), prefixSSHKey), 10, 64); err == nil {
-				s.sshKeys.add(user)
-			}
-			return true, nil
-		})
-	})
-}
 
 // PutSSHKey registers (or replaces) a user's public key.
 func (s *Store) PutSSHKey(k UserSSHKey) error {

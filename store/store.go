@@ -85,10 +85,10 @@ type Store struct {
 	now func() time.Time
 	// sshKeys is which users have a public key stored (see sshkeys.go), loaded at
 	// Open, so that creating a server for a user with none reads nothing.
-	sshKeys sshKeySet
+	sshKeys userSet
 	// languages is which users have a language record (see languages.go), loaded at
 	// Open, so that the notes of a user with none read nothing.
-	languages languageSet
+	languages userSet
 	// readers rules out reader records that cannot exist (see readerfilter.go).
 	readers dayfilter.Filter
 }
@@ -113,7 +113,11 @@ func Open(opts Options) (*Store, error) {
 	s := &Store{db: db, log: opts.Logger, now: opts.Now}
 	// Migrations first; then the in-memory sets that spare reads of records that do
 	// not exist, loaded from what the migrations left.
-	for _, step := range []func() error{s.migrate, s.loadSSHKeyUsers, s.loadLanguageUsers, s.loadReaders} {
+	steps := []func() error{s.migrate,
+		func() error { return s.loadUserSet(&s.sshKeys, prefixSSHKey) },
+		func() error { return s.loadUserSet(&s.languages, prefixLanguage) },
+		s.loadReaders}
+	for _, step := range steps {
 		if err := step(); err != nil {
 			db.Close()
 			return nil, err
