@@ -61,14 +61,21 @@ func (v *overview) HandleKey(msg tea.KeyMsg) tea.Cmd {
 	d, ctx := v.c.D, v.c.Ctx
 	if v.stats.Paused {
 		return common.AskConfirm(fmt.Sprintf("Resume provisioning? The %d orders waiting start now.", v.stats.Depth), func() tea.Msg {
-			_, err := d.ResumeQueue(ctx)
-			return common.ActionDoneMsg{Text: "provisioning resumed", Err: common.WrapAction(err, "resume provisioning")}
+			p, err := d.ResumeQueue(ctx)
+			return pauseSetMsg{p, common.ActionDoneMsg{Text: "provisioning resumed", Err: common.WrapAction(err, "resume provisioning")}}
 		})
 	}
 	return common.AskConfirm("Pause provisioning? Orders are still taken, but none starts and no retry is spent until resumed.", func() tea.Msg {
-		_, err := d.PauseQueue(ctx)
-		return common.ActionDoneMsg{Text: "provisioning paused: orders wait until you resume it (p)", Err: common.WrapAction(err, "pause provisioning")}
+		p, err := d.PauseQueue(ctx)
+		return pauseSetMsg{p, common.ActionDoneMsg{Text: "provisioning paused: orders wait until you resume it (p)", Err: common.WrapAction(err, "pause provisioning")}}
 	})
+}
+
+// pauseSetMsg is the daemon's answer to a pause or resume. The overview shows it at
+// once instead of the last poll's state until the next poll, then passes done on.
+type pauseSetMsg struct {
+	pause api.QueuePause
+	done  common.ActionDoneMsg
 }
 
 func (v *overview) Update(msg tea.Msg) tea.Cmd {
@@ -77,6 +84,17 @@ func (v *overview) Update(msg tea.Msg) tea.Cmd {
 		if msg.Err == nil {
 			v.add(msg.Stats)
 		}
+	case pauseSetMsg:
+		if msg.done.Err == nil && v.stats != nil {
+			s := *v.stats
+			s.Paused, s.PausedSince = msg.pause.Paused, nil
+			if s.Paused {
+				since := msg.pause.Since
+				s.PausedSince = &since
+			}
+			v.stats = &s
+		}
+		return func() tea.Msg { return msg.done }
 	case common.EventBatchMsg:
 		for _, ev := range msg {
 			switch ev.Type {
