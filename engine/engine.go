@@ -23,7 +23,6 @@ type UpdateStore interface {
 	LoadWindow(userID int64) (store.Window, error)
 	CompleteUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error)
 	UpdateSeen(updateID int64) (bool, error)
-	SeenUpdateIDs(fn func(updateID int64)) error
 	ProcessUpdate(o store.UpdateOutcome) ([]store.OutboxMessage, error)
 	ResetWindow(userID int64) (bool, error)
 }
@@ -180,8 +179,6 @@ type Engine struct {
 	pending atomic.Int64
 	// users is the router's directory of live user actors, which the webhook sends to.
 	users *userDirectory
-	// seen rules out update_ids with no seen-marker, for the user actors.
-	seen *seenFilter
 	// halted is closed once Stop is done with the actors: a webhook handler still
 	// waiting then will never hear from its actor.
 	halted chan struct{}
@@ -217,7 +214,7 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, store: st, sender: sender, metrics: newMetrics(cfg.Registry),
 		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel,
-		users: newUserDirectory(), seen: &seenFilter{now: time.Now}, halted: make(chan struct{})}
+		users: newUserDirectory(), halted: make(chan struct{})}
 	e.bot = &bot{store: st, catalog: cfg.Catalog, limit: cfg.Queue.OrderLimit, clock: cfg.Clock,
 		passwords: e.passwordPolicy(), pause: &e.pause, billing: cfg.Billing,
 		lang: lang, pay: st, starsRate: cfg.StarsRate, payMetrics: newPaymentMetrics(cfg.Registry)}
@@ -242,11 +239,6 @@ func (e *Engine) Start() error {
 		return fmt.Errorf("engine: recover orders: %w", r.err)
 	} else if r.pending+r.resumed > 0 {
 		e.cfg.Logger.Info("queue recovered", "pending", r.pending, "resumed_provisioning", r.resumed)
-	}
-	// Before the first update: a marker left by an earlier run must not be ruled out.
-	// Without the filter every update reads its marker, so a failed load only costs.
-	if err := e.seen.load(e.store.SeenUpdateIDs); err != nil {
-		e.cfg.Logger.Warn("cannot load the seen update_ids; every webhook update reads its marker", "err", err)
 	}
 	e.router = e.actors.Spawn(newUpdateRouter(e.routerDeps()), "updates", actor.WithID("router"))
 	res, err = e.actors.Request(e.router, recoverInbox{}, time.Minute).Result()
@@ -355,7 +347,6 @@ func (e *Engine) QueueUpdate(h UpdateHeader, raw []byte) (fresh bool, err error)
 	if err := e.admit(h, raw); err != nil {
 		return false, err
 	}
-	e.seen.add(h.ID)
 	fresh, err = e.store.AcceptUpdate(h.ID, raw)
 	if err != nil {
 		return false, err
@@ -444,7 +435,7 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 func (e *Engine) routerDeps() routerDeps {
 	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
 		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
-		bot: e.bot, users: e.users, seen: e.seen}
+		bot: e.bot, users: e.users}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {

@@ -39,7 +39,6 @@ type (
 
 type routerDeps struct {
 	users      *userDirectory
-	seen       *seenFilter
 	pending    *atomic.Int64
 	sendingOff bool
 	cfg        Config
@@ -218,7 +217,7 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 	u.outstanding.Store(1)
 	u.pid = c.SpawnChild(newUserActor(userDeps{
 		cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: r.d.outbox(),
-		dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff, entry: u, pending: r.d.pending, seen: r.d.seen,
+		dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff, entry: u, pending: r.d.pending,
 	}, msg.userID), "user", actor.WithID(id), actor.WithInboxSize(16))
 	// Sent before the entry is published, so that an update a handler sends directly
 	// once it finds the entry comes after this one.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
-	"github.com/hangarhq/hangar/internal/dayfilter"
 
 	"github.com/hangarhq/hangar/store"
 )
@@ -51,7 +50,6 @@ type userDeps struct {
 	// that the router hears of no update's end.
 	entry   *userEntry
 	pending *atomic.Int64
-	seen    *seenFilter
 }
 
 // userActor owns one Telegram user's rate-limit window. It is the only writer of
@@ -183,7 +181,6 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	outcome := store.UpdateOutcome{UpdateID: msg.id, UserID: a.userID, Window: window, Replies: replies, LogOnly: logOnly, Language: language}
 	var queued []store.OutboxMessage
 	if direct {
-		a.d.seen.add(msg.id)
 		queued, err = a.d.store.ProcessUpdate(outcome)
 	} else {
 		queued, err = a.d.store.CompleteUpdate(outcome)
@@ -245,12 +242,10 @@ func (a *userActor) language() *store.UserLanguage {
 	return &l
 }
 
-// seen reports whether the webhook's update was processed before. A failing read
-// counts as unseen: ProcessUpdate's own check still refuses a second completion.
+// seen reports whether the webhook's update was processed before (the store rules
+// out a fresh update_id without a read). A failing read counts as unseen:
+// ProcessUpdate's own check still refuses a second completion.
 func (a *userActor) seen(updateID int64) bool {
-	if !a.d.seen.mayBeSeen(updateID) {
-		return false
-	}
 	seen, err := a.d.store.UpdateSeen(updateID)
 	if err != nil {
 		a.storeFailed("read update marker", err)
@@ -262,7 +257,6 @@ func (a *userActor) seen(updateID int64) bool {
 // path holds it, for the router's sweep to try again; the handler answers 200 once
 // that is durable.
 func (a *userActor) keep(msg userUpdate) updateResult {
-	a.d.seen.add(msg.id)
 	fresh, err := a.d.store.AcceptUpdate(msg.id, msg.raw)
 	if err != nil {
 		a.storeFailed("keep update", err)
@@ -318,43 +312,4 @@ func needsOutbox(replies []store.OutboxMessage) bool {
 		}
 	}
 	return false
-}
-
-// seenFilter rules out update_ids that have no seen-marker, so that the webhook's
-// check for a duplicate, whose answer is nearly always "fresh", does not search Badger
-// for a key that is nowhere (a tenth of an update's CPU). Every marker is added
-// before the commit that writes it; those stored before Start are loaded once (load);
-// until then nothing is ruled out. Markers live 24 h, so a marker is looked for among
-// those added today and yesterday.
-type seenFilter struct {
-	// now tells days by the system clock, as the markers' TTLs are (not Config.Clock).
-	now func() time.Time
-	f   dayfilter.Filter
-}
-
-func seenHash(updateID int64) uint64 {
-	// splitmix64's finaliser: update_ids are consecutive, and the filter takes its
-	// bit positions from the hash's two halves.
-	h := uint64(updateID)
-	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9
-	h = (h ^ (h >> 27)) * 0x94d049bb133111eb
-	return h ^ (h >> 31)
-}
-
-func (f *seenFilter) today() int64 { return f.now().Unix() / 86400 }
-
-// load adds the markers stored before any was added through add's callers.
-func (f *seenFilter) load(scan func(fn func(updateID int64)) error) error {
-	return f.f.Load(func(add func(uint64)) error {
-		return scan(func(id int64) { add(seenHash(id)) })
-	})
-}
-
-// add records that updateID's marker may be written from now on.
-func (f *seenFilter) add(updateID int64) { f.f.Add(f.today(), seenHash(updateID)) }
-
-// mayBeSeen is false when updateID certainly has no marker.
-func (f *seenFilter) mayBeSeen(updateID int64) bool {
-	day, h := f.today(), seenHash(updateID)
-	return f.f.MayContain(day, h) || f.f.MayContain(day-1, h)
 }

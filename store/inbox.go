@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"time"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // SeenUpdateTTL is how long an update_id is remembered: Telegram re-delivers a failed
@@ -32,7 +30,7 @@ func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error
 	binary.BigEndian.PutUint64(val, uint64(now.UnixNano()))
 	copy(val[8:], body)
 	err = s.updateNow(func(txn *tx) error {
-		seen, err := exists(txn, seenUpdateKey(updateID))
+		seen, err := s.seenMarker(txn, updateID)
 		if err != nil {
 			return err
 		}
@@ -40,7 +38,7 @@ func (s *Store) AcceptUpdate(updateID int64, body []byte) (fresh bool, err error
 		if seen {
 			return nil
 		}
-		if err := txn.SetEntry(badger.NewEntry(seenUpdateKey(updateID), nil).WithTTL(SeenUpdateTTL)); err != nil {
+		if err := s.putSeenMarker(txn, updateID); err != nil {
 			return err
 		}
 		return txn.Set(inboxKey(updateID), val)

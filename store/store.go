@@ -91,6 +91,8 @@ type Store struct {
 	languages userSet
 	// readers rules out reader records that cannot exist (see readerfilter.go).
 	readers dayfilter.Filter
+	// seen rules out update_ids with no seen-marker (see seenfilter.go).
+	seen seenFilter
 }
 
 // tx is one commit's (or view's) reads and writes.
@@ -116,7 +118,7 @@ func Open(opts Options) (*Store, error) {
 	steps := []func() error{s.migrate,
 		func() error { return s.loadUserSet(&s.sshKeys, prefixSSHKey) },
 		func() error { return s.loadUserSet(&s.languages, prefixLanguage) },
-		s.loadReaders}
+		s.loadReaders, s.loadSeen}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			db.Close()

@@ -1,15 +1,12 @@
 package store
 
-import (
-	"strconv"
-
-	badger "github.com/dgraph-io/badger/v4"
-)
-
 // UpdateSeen reports whether an update_id was accepted or processed in the last 24
 // hours. It reads what is durable: a marker whose commit is still in flight is not
 // seen, and ProcessUpdate's own check settles that race.
 func (s *Store) UpdateSeen(updateID int64) (bool, error) {
+	if !s.seen.mayBeSeen(updateID) {
+		return false, nil
+	}
 	var seen bool
 	err := s.view(func(txn *tx) error {
 		var err error
@@ -34,12 +31,11 @@ func (s *Store) ProcessUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 	}
 	seen := false
 	err = s.updateNow(func(txn *tx) error {
-		key := seenUpdateKey(o.UpdateID)
 		var err error
-		if seen, err = exists(txn, key); err != nil || seen {
+		if seen, err = s.seenMarker(txn, o.UpdateID); err != nil || seen {
 			return err
 		}
-		if err := txn.SetEntry(badger.NewEntry(key, nil).WithTTL(SeenUpdateTTL)); err != nil {
+		if err := s.putSeenMarker(txn, o.UpdateID); err != nil {
 			return err
 		}
 		return s.putOutcome(txn, o, replies, now)
@@ -51,16 +47,4 @@ func (s *Store) ProcessUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 		return nil, ErrAlreadyProcessed
 	}
 	return replies, nil
-}
-
-// SeenUpdateIDs calls fn with the update_id of every seen-marker stored (those of the
-// last 24 hours), in no particular order.
-func (s *Store) SeenUpdateIDs(fn func(updateID int64)) error {
-	return s.view(func(txn *tx) error {
-		return scanKeys(txn, prefixSeenUpdate, func(key []byte) {
-			if id, err := strconv.ParseInt(string(key[len(prefixSeenUpdate):]), 10, 64); err == nil {
-				fn(id)
-			}
-		})
-	})
 }

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"testing"
+	"time"
+)
+
+// The filter never rules out a marker it was told of (loaded or added within the last
+// day), rules out nothing before it is loaded, and lets a day's markers go once the
+// day after it has passed, as their TTL does.
+func TestSeenFilterRulesOutOnlyMarkersThatCannotExist(t *testing.T) {
+	now := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+	f := &seenFilter{now: func() time.Time { return now }}
+	if !f.mayBeSeen(1) {
+		t.Fatal("an update_id was ruled out before the stored markers were loaded")
+	}
+	if err := f.f.Load(func(add func(uint64)) error {
+		for id := int64(1); id <= 1000; id++ {
+			add(seenHash(id))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(2000); id < 12000; id++ {
+		f.add(id)
+	}
+	for id := int64(1); id <= 1000; id++ {
+		if !f.mayBeSeen(id) {
+			t.Fatalf("stored marker %d ruled out", id)
+		}
+	}
+	for id := int64(2000); id < 12000; id++ {
+		if !f.mayBeSeen(id) {
+			t.Fatalf("added marker %d ruled out", id)
+		}
+	}
+	ruledOut := 0
+	for id := int64(1_000_000); id < 1_010_000; id++ {
+		if !f.mayBeSeen(id) {
+			ruledOut++
+		}
+	}
+	if ruledOut < 9_700 { // 1 % false positives planned
+		t.Fatalf("only %d of 10000 unknown update_ids ruled out", ruledOut)
+	}
+
+	now = now.Add(2 * time.Hour) // the next day: yesterday's markers still live
+	f.add(20_000)
+	if !f.mayBeSeen(2000) || !f.mayBeSeen(20_000) {
+		t.Fatal("a marker of the last 24 h was ruled out after midnight")
+	}
+	now = now.Add(24 * time.Hour) // two days after the first: its markers have expired
+	f.add(30_000)
+	if !f.mayBeSeen(20_000) || !f.mayBeSeen(30_000) {
+		t.Fatal("a marker of the last 24 h was ruled out")
+	}
+	gone := 0
+	for id := int64(2000); id < 12000; id++ {
+		if !f.mayBeSeen(id) {
+			gone++
+		}
+	}
+	if gone < 9_700 {
+		t.Fatalf("only %d of the 10000 markers older than two days were let go", gone)
+	}
+	now = now.Add(72 * time.Hour) // a jump: everything added before has expired
+	f.add(40_000)
+	if f.mayBeSeen(30_000) && f.mayBeSeen(20_000) {
+		t.Fatal("markers older than two days still kept after a jump")
+	}
+	if !f.mayBeSeen(40_000) || !f.mayBeSeen(500) {
+		t.Fatal("a live or stored marker was ruled out after a jump")
+	}
+}
+
+// Through the store: a fresh update_id is never looked up, in ProcessUpdate's commit,
+// AcceptUpdate's or UpdateSeen; a repeat is, and is found, also after a restart, when
+// the filter is loaded from the markers stored; a marker added by one door is found
+// by the other.
+func TestSeenMarkersAreReadOnlyForPossibleRepeats(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	defer func() { s.Close() }()
+	type step struct {
+		name       string
+		do         func(id int64) (fresh bool, err error)
+		id         int64
+		wantFresh  bool
+		wantLookup int64 // lookups the step adds
+	}
+	process := func(id int64) (bool, error) {
+		_, err := s.ProcessUpdate(UpdateOutcome{UpdateID: id, UserID: 5})
+		if err == ErrAlreadyProcessed {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	accept := func(id int64) (bool, error) { return s.AcceptUpdate(id, []byte(`{}`)) }
+	unseen := func(id int64) (bool, error) {
+		seen, err := s.UpdateSeen(id)
+		return !seen, err
+	}
+	steps := []step{
+		{"a fresh update through the webhook", process, 1, true, 0},
+		{"a fresh update through the inbox", accept, 2, true, 0},
+		{"an unknown update_id asked about", unseen, 3, true, 0},
+		{"the webhook's update asked about", unseen, 1, false, 1},
+		{"a repeat through the webhook", process, 1, false, 1},
+		{"the inbox's update repeated through the webhook", process, 2, false, 1},
+		{"the webhook's update repeated through the inbox", accept, 1, false, 1},
+	}
+	run := func(steps []step) {
+		for _, st := range steps {
+			before := s.seen.lookups.Load()
+			fresh, err := st.do(st.id)
+			if err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if fresh != st.wantFresh {
+				t.Fatalf("%s: fresh = %v, want %v", st.name, fresh, st.wantFresh)
+			}
+			if n := s.seen.lookups.Load() - before; n != st.wantLookup {
+				t.Fatalf("%s: %d marker lookups, want %d", st.name, n, st.wantLookup)
+			}
+		}
+	}
+	run(steps)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = quietOpen(t, dir)
+	run([]step{
+		{"after a restart, a repeat through the webhook", process, 1, false, 1},
+		{"after a restart, a repeat through the inbox", accept, 2, false, 1},
+		{"after a restart, a fresh update", process, 4, true, 0},
+	})
+}
