@@ -46,8 +46,18 @@ func (s *Server) webhook(c *fiber.Ctx) error {
 		s.cfg.Logger.Error("webhook: could not store update", "update_id", h.ID, "err", err)
 		return errStoreFailure
 	}
-	return c.JSON(webhookResponse{OK: true, Duplicate: !fresh})
+	if !fresh {
+		return sendJSON(c, webhookDuplicateJSON)
+	}
+	return sendJSON(c, webhookOKJSON)
 }
+
+// Every Telegram update is answered with one of these two bodies, so they are
+// encoded once rather than through reflection per update.
+var (
+	webhookOKJSON        = mustJSON(webhookResponse{OK: true})
+	webhookDuplicateJSON = mustJSON(webhookResponse{OK: true, Duplicate: true})
+)
 
 var (
 	errUpdateSlow   = newError(fiber.StatusServiceUnavailable, "busy", "the update was not processed in time; Telegram will deliver it again")
