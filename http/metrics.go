@@ -1,7 +1,10 @@
 package http
 
 import (
+	"maps"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -11,6 +14,25 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	// children caches the vecs' resolved children so that a request costs one map
+	// lookup instead of hashing its label values into both vecs. Routes are the fixed
+	// set of registered Fiber paths (the middleware always runs inside a matched
+	// route, so a request path never becomes a key) and statuses are few, so the map
+	// stops growing soon after start; it is copied on write so that reads take no lock.
+	// Nothing deletes from the vecs, so a cached child is always the one exported.
+	children atomic.Pointer[map[routeStatus]routeChildren]
+	addMu    sync.Mutex
+}
+
+type routeStatus struct {
+	route  string
+	status int
+}
+
+type routeChildren struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -23,6 +45,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"route"}),
 	}
+	m.children.Store(&map[routeStatus]routeChildren{})
 	reg.MustRegister(m.requests, m.latency)
 	return m
 }
@@ -41,8 +64,34 @@ func (m *httpMetrics) middleware(c *fiber.Ctx) error {
 			status = fiber.StatusInternalServerError
 		}
 	}
-	route := c.Route().Path
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	ch := m.childrenFor(c.Route().Path, status)
+	ch.requests.Inc()
+	ch.latency.Observe(time.Since(start).Seconds())
 	return err
+}
+
+func (m *httpMetrics) childrenFor(route string, status int) routeChildren {
+	if ch, ok := (*m.children.Load())[routeStatus{route, status}]; ok {
+		return ch
+	}
+	return m.addChildren(route, status)
+}
+
+func (m *httpMetrics) addChildren(route string, status int) routeChildren {
+	m.addMu.Lock()
+	defer m.addMu.Unlock()
+	k := routeStatus{route, status}
+	old := *m.children.Load()
+	if ch, ok := old[k]; ok {
+		return ch
+	}
+	ch := routeChildren{
+		requests: m.requests.WithLabelValues(route, strconv.Itoa(status)),
+		latency:  m.latency.WithLabelValues(route),
+	}
+	next := make(map[routeStatus]routeChildren, len(old)+1)
+	maps.Copy(next, old)
+	next[k] = ch
+	m.children.Store(&next)
+	return ch
 }
