@@ -148,15 +148,16 @@ func (b *billingActor) Receive(c *actor.Context) {
 	case billingRescan:
 		b.rescan()
 	case watchOrder:
-		b.schedule(*msg.order)
+		b.schedule(*msg.order, b.d.cfg.Clock.Now())
 	}
 }
 
 // rescan rebuilds the due times from every active order.
 func (b *billingActor) rescan() {
 	b.due, b.next = nil, map[int64]time.Time{}
+	now := b.d.cfg.Clock.Now()
 	err := b.d.store.OrdersWithStatus(store.OrderActive, func(o store.Order) error {
-		b.schedule(o)
+		b.schedule(o, now)
 		return nil
 	})
 	if err != nil {
@@ -164,13 +165,15 @@ func (b *billingActor) rescan() {
 	}
 }
 
-// schedule remembers when o needs looking at next.
-func (b *billingActor) schedule(o store.Order) {
+// schedule remembers when o needs looking at next, as billing saw it at now: the
+// moment it looked at the order, not whenever schedule runs, so that a reminder that
+// came due while the step was being committed is still sent, not skipped.
+func (b *billingActor) schedule(o store.Order, now time.Time) {
 	if o.Status != store.OrderActive || o.Op == store.OpDelete {
 		delete(b.next, o.ID)
 		return
 	}
-	at := b.nextDue(o, b.d.cfg.Clock.Now())
+	at := b.nextDue(o, now)
 	if cur, ok := b.next[o.ID]; ok && cur.Equal(at) {
 		return
 	}
@@ -229,7 +232,7 @@ func (b *billingActor) review(c *actor.Context, o store.Order, now time.Time) {
 	switch {
 	case o.PaidUntil.IsZero():
 		// Active before billing existed: its first period starts now.
-		b.commit(c, o, "billing_started", func(o *store.Order) error {
+		b.commit(c, o, now, "billing_started", func(o *store.Order) error {
 			o.Period, o.PaidUntil = max(o.Period, 1), now.Add(b.d.cfg.Billing.Period)
 			return nil
 		}, nil)
@@ -248,7 +251,7 @@ func (b *billingActor) review(c *actor.Context, o store.Order, now time.Time) {
 func (b *billingActor) remind(c *actor.Context, o store.Order, now time.Time) {
 	k := b.remindersDue(o, now)
 	if o.AutoRenewOff || k <= o.Reminded {
-		b.schedule(o)
+		b.schedule(o, now)
 		return
 	}
 	bal, err := b.d.store.GetBalance(o.UserID)
@@ -257,10 +260,10 @@ func (b *billingActor) remind(c *actor.Context, o store.Order, now time.Time) {
 		return
 	}
 	if bal.Available >= o.PricePaid {
-		b.schedule(o)
+		b.schedule(o, now)
 		return
 	}
-	b.commit(c, o, "reminded", func(o *store.Order) error {
+	b.commit(c, o, now, "reminded", func(o *store.Order) error {
 		o.Reminded = k
 		return nil
 	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingReminder(o, bal.Available) })
@@ -270,7 +273,7 @@ func (b *billingActor) remind(c *actor.Context, o store.Order, now time.Time) {
 // the balance cannot.
 func (b *billingActor) renewOrSuspend(c *actor.Context, o store.Order, now time.Time) {
 	period := b.d.cfg.Billing.Period
-	_, err := b.commitChange(c, o, "renewed", renewal(now, period, o.Period), b.d.notes.billingRenewed)
+	_, err := b.commitChange(c, o, now, "renewed", renewal(now, period, o.Period), b.d.notes.billingRenewed)
 	if !errors.Is(err, store.ErrInsufficientFunds) {
 		return
 	}
@@ -280,7 +283,7 @@ func (b *billingActor) renewOrSuspend(c *actor.Context, o store.Order, now time.
 		return
 	}
 	grace := b.d.cfg.Billing.Grace
-	b.commit(c, o, "suspended", func(o *store.Order) error {
+	b.commit(c, o, now, "suspended", func(o *store.Order) error {
 		o.Status = store.OrderSuspended
 		o.GraceUntil = o.PaidUntil.Add(grace)
 		o.QueueOp(store.OpPowerOff, now)
@@ -295,7 +298,7 @@ func (b *billingActor) end(c *actor.Context, o store.Order, graceOver bool) {
 		event = "grace_ended"
 	}
 	now := b.d.cfg.Clock.Now()
-	b.commit(c, o, event, func(o *store.Order) error {
+	b.commit(c, o, now, event, func(o *store.Order) error {
 		o.QueueOp(store.OpDelete, now)
 		return nil
 	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingEnding(o, graceOver) })
@@ -324,7 +327,7 @@ func (b *billingActor) reviewSuspended(c *actor.Context) {
 				continue
 			}
 			if bal.Available >= o.PricePaid {
-				_, err := b.commitChange(c, o, "resumed", renewal(now, b.d.cfg.Billing.Period, o.Period), b.d.notes.billingResumed)
+				_, err := b.commitChange(c, o, now, "resumed", renewal(now, b.d.cfg.Billing.Period, o.Period), b.d.notes.billingResumed)
 				if err == nil || !errors.Is(err, store.ErrInsufficientFunds) {
 					continue
 				}
@@ -338,9 +341,8 @@ func (b *billingActor) reviewSuspended(c *actor.Context) {
 
 // commit applies change to o, guarded against a stale read: it changes nothing if
 // the order moved on since o was read (see commitChange).
-func (b *billingActor) commit(c *actor.Context, o store.Order, event string, change func(o *store.Order) error, say func(store.Order) []store.OutboxMessage) {
-	now := b.d.cfg.Clock.Now()
-	_, _ = b.commitChange(c, o, event, func(x *store.Order) error {
+func (b *billingActor) commit(c *actor.Context, o store.Order, now time.Time, event string, change func(o *store.Order) error, say func(store.Order) []store.OutboxMessage) {
+	_, _ = b.commitChange(c, o, now, event, func(x *store.Order) error {
 		if !sameBilling(*x, o) {
 			return errStaleRead
 		}
@@ -360,8 +362,8 @@ func sameBilling(x, o store.Order) bool {
 
 // commitChange commits change with the notes say makes of the changed order, hands
 // the notes to the sender and a queued provider operation to the dispatcher, and
-// schedules the order's next step.
-func (b *billingActor) commitChange(c *actor.Context, o store.Order, event string, change func(o *store.Order) error, say func(store.Order) []store.OutboxMessage) (store.Order, error) {
+// schedules the order's next step as of now, when billing decided on it.
+func (b *billingActor) commitChange(c *actor.Context, o store.Order, now time.Time, event string, change func(o *store.Order) error, say func(store.Order) []store.OutboxMessage) (store.Order, error) {
 	var notes []store.OutboxMessage
 	if say != nil {
 		after := o
@@ -377,7 +379,7 @@ func (b *billingActor) commitChange(c *actor.Context, o store.Order, event strin
 		b.skip(o, err)
 		return o, err
 	}
-	b.afterCommit(c, o, done, queued, event)
+	b.afterCommit(c, o, done, queued, event, now)
 	return done, nil
 }
 
@@ -387,7 +389,7 @@ func (b *billingActor) skip(o store.Order, err error) {
 	case errors.Is(err, errStaleRead), errors.Is(err, ErrOrderState), errors.Is(err, store.ErrNotFound):
 		// Moved on since it was read: the rescan or the next tick reads it again.
 		if fresh, ferr := b.d.store.GetOrder(o.ID); ferr == nil {
-			b.schedule(fresh)
+			b.schedule(fresh, b.d.cfg.Clock.Now())
 		}
 	default:
 		b.retryLater(o, err)
@@ -402,7 +404,7 @@ func (b *billingActor) retryLater(o store.Order, err error) {
 	heap.Push(&b.due, readyItem{due: at, id: o.ID})
 }
 
-func (b *billingActor) afterCommit(c *actor.Context, before, o store.Order, queued []store.OutboxMessage, event string) {
+func (b *billingActor) afterCommit(c *actor.Context, before, o store.Order, queued []store.OutboxMessage, event string, now time.Time) {
 	if len(queued) > 0 {
 		c.Send(b.d.outbox, queuedMessages{msgs: queued})
 	}
@@ -412,7 +414,7 @@ func (b *billingActor) afterCommit(c *actor.Context, before, o store.Order, queu
 	c.Send(b.d.feed, publishEvent{ev: orderFeedEvent(o, event, b.d.cfg.Clock.Now())})
 	b.d.steps.WithLabelValues(event).Inc()
 	b.d.cfg.Logger.Info("billing", "order", o.ID, "event", event, "status", o.Status, "period", o.Period, "paid_until", o.PaidUntil)
-	b.schedule(o)
+	b.schedule(o, now)
 }
 
 // renewal moves o from period seen to the next, paid in the same commit (the store

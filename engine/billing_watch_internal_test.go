@@ -118,3 +118,36 @@ func TestBillingSchedulesAWatchedOrderWithoutReadingIt(t *testing.T) {
 		t.Fatalf("billing read %v, want order %d", reads, o.ID)
 	}
 }
+
+// A step's next due time counts from when billing decided on the order, not from
+// when the schedule runs: a renewal committed at the period's end whose schedule runs
+// only after the new period's first reminder came due (a slow actor, a clock that
+// jumped meanwhile) still sends that reminder instead of skipping to the second.
+func TestBillingScheduleCountsFromTheDecision(t *testing.T) {
+	periodEnd := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	renewed := store.Order{ID: 5, Status: store.OrderActive,
+		Billing: store.Billing{Period: 2, PaidUntil: periodEnd.Add(time.Hour)}}
+	remind := []time.Duration{20 * time.Minute, 5 * time.Minute}
+	cases := []struct {
+		name    string
+		decided time.Time
+		want    time.Time
+	}{
+		{"decided at the period's end", periodEnd, renewed.PaidUntil.Add(-20 * time.Minute)},
+		{"decided after the first reminder's time", renewed.PaidUntil.Add(-19 * time.Minute), renewed.PaidUntil.Add(-5 * time.Minute)},
+		{"decided after both reminders' times", renewed.PaidUntil.Add(-time.Minute), renewed.PaidUntil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The clock has moved on past the first reminder whatever was decided.
+			clock := &watchClock{now: renewed.PaidUntil.Add(-19 * time.Minute)}
+			cfg := Config{Clock: clock, Billing: BillingConfig{Period: time.Hour, Remind: remind}}
+			cfg.Billing.setDefaults()
+			b := &billingActor{d: billingDeps{cfg: cfg}, next: map[int64]time.Time{}}
+			b.schedule(renewed, tc.decided)
+			if got := b.next[renewed.ID]; !got.Equal(tc.want) {
+				t.Fatalf("next due %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
