@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -318,26 +319,51 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 	if err := e.admit(h, raw); err != nil {
 		return false, err
 	}
-	reply := make(chan updateResult, 1)
+	w := waiters.Get().(*updateWaiter)
 	e.deliver(h.UserID, userUpdate{id: h.ID, update: h.update, raw: append([]byte(nil), raw...),
-		acceptedAt: e.cfg.Clock.Now(), reply: reply})
-	wait := time.NewTimer(e.cfg.UpdateWait)
-	defer wait.Stop()
+		acceptedAt: e.cfg.Clock.Now(), reply: w.reply})
+	w.timer.Reset(e.cfg.UpdateWait)
 	select {
-	case r := <-reply:
+	case r := <-w.reply:
+		w.done()
 		return r.fresh, r.err
-	case <-wait.C:
-		// The actor may still process it; Telegram's re-delivery then finds it done.
+	case <-w.timer.C:
+		// The actor may still process it, and answer on w.reply, which is therefore
+		// not used again; Telegram's re-delivery then finds the update done.
 		e.metrics.updatesRefused.Inc()
 		return false, ErrUpdateTimeout
 	case <-e.halted:
+		w.timer.Stop()
 		select {
-		case r := <-reply:
+		case r := <-w.reply:
+			w.done()
 			return r.fresh, r.err
 		default:
 			return false, ErrNotStarted
 		}
 	}
+}
+
+// updateWaiter is what a webhook request waits on: its actor's answer, or its time
+// running out. Waiters are pooled (a channel and a timer per update were two of the
+// webhook's allocations); one goes back only once its answer has been received, so a
+// pooled channel never holds a stale one.
+type updateWaiter struct {
+	reply chan updateResult
+	timer *time.Timer
+}
+
+var waiters = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &updateWaiter{reply: make(chan updateResult, 1), timer: t}
+}}
+
+// done returns w to the pool after its answer was received.
+func (w *updateWaiter) done() {
+	// Since Go 1.23 a stopped timer's channel holds no stale tick for the next Reset.
+	w.timer.Stop()
+	waiters.Put(w)
 }
 
 // QueueUpdate is the poller's door: it durably records the update in the inbox and
