@@ -21,6 +21,9 @@ type applier struct {
 	// keep is set once a batch could not be applied: the log then stays on disk for
 	// the next start to replay.
 	keep bool
+	// sync makes Badger's copy of a segment durable before the segment goes (Badger's
+	// writes are not synced one by one).
+	sync bool
 	// fault is Options.applyFault.
 	fault func() error
 	// pos is how far Badger holds the log (walApplied).
@@ -150,6 +153,13 @@ func (a *applier) loop(q *applyQueue) {
 		// Readers meanwhile find everything in the overlay.
 		g, done := q.gather(applyMaxEntries, applyInterval)
 		a.apply(g)
+		if len(g.closed) > 0 && !a.keep && a.dir != "" && a.sync {
+			if err := a.s.db.Sync(); err != nil {
+				// The segments stay; the next start replays and removes them.
+				a.s.log.Error("store: sync badger before removing applied write-ahead log segments", "err", err)
+				g.closed = nil
+			}
+		}
 		for _, n := range g.closed {
 			if a.keep || a.dir == "" {
 				continue

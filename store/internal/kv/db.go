@@ -135,7 +135,13 @@ func Open(opts Options) (*DB, error) {
 	if !opts.InMemory {
 		walDir = dirWAL(opts.Dir)
 	}
-	db, err := openBadger(opts)
+	// Badger's own write-ahead log is not synced after each of the applier's writes:
+	// hangar's log is what makes a commit durable, and it keeps a segment until Badger's
+	// copy of it has been synced (applier.loop), once per segment instead of once per
+	// Badger transaction (an msync each, 1.3 % of the views' CPU).
+	bopts := opts
+	bopts.SyncWrites = false
+	db, err := openBadger(bopts)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +161,7 @@ func Open(opts Options) (*DB, error) {
 		opts.CacheBytes = 0
 	}
 	s.cache = &cache{s: s, budget: opts.CacheBytes}
-	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, fault: opts.applyFault, unwritten: map[string]struct{}{}}
+	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, sync: opts.SyncWrites, fault: opts.applyFault, unwritten: map[string]struct{}{}}
 	s.appliedTs.Store(ap.ts)
 	next, err := ap.replay()
 	if err != nil {
