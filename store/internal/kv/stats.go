@@ -13,6 +13,7 @@ type logCounters struct {
 	commits, syncs, bytes         atomic.Int64
 	failedWrites                  atomic.Int64
 	applied, applyBatches, elided atomic.Int64
+	badgerReads                   atomic.Int64
 	// queueWait is how long a commit waited for its turn to run; durableWait how long
 	// its caller then waited for the fdatasync covering it (and to be woken).
 	queueWait, durableWait latencyHist
@@ -33,6 +34,7 @@ type LogStats struct {
 	ApplyBatches int64         // applier batches
 	Elided       int64         // deletes that never reached Badger: their key was born and deleted in between
 	Overlay      int           // entries in memory in front of Badger: unapplied or cached
+	BadgerReads  int64         // Gets the overlay could not answer, which read Badger
 	// CommitQueue is the time commits waited for their turn (they run one at a
 	// time); CommitDurable the time from a commit's end to its caller hearing it is
 	// durable: the wait for the sync that covers it, the sync, and the wake-up.
@@ -50,6 +52,7 @@ func (s *DB) LogStats() LogStats {
 	return LogStats{
 		Commits: c.commits.Load(), Syncs: c.syncs.Load(), SyncTime: time.Duration(c.syncTime.sum.Load()),
 		Bytes: c.bytes.Load(), Applied: c.applied.Load(), ApplyBatches: c.applyBatches.Load(), Elided: c.elided.Load(), Overlay: overlay,
+		BadgerReads: c.badgerReads.Load(),
 		CommitQueue: c.queueWait.snapshot(), CommitDurable: c.durableWait.snapshot(), SyncDurations: c.syncTime.snapshot(),
 	}
 }

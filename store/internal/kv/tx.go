@@ -144,6 +144,11 @@ func (t *Txn) lookup(key []byte) (*walEntry, bool) {
 	t.s.ovMu.RLock()
 	e := t.s.overlay[string(key)]
 	t.s.ovMu.RUnlock()
+	// Stored only when clear: a key read on every request would otherwise have every
+	// reader write the same cache line.
+	if e != nil && !e.ref.Load() {
+		e.ref.Store(true)
+	}
 	if !t.commit {
 		e = e.visible()
 	}
@@ -165,6 +170,7 @@ func (t *Txn) Get(key []byte) (*Item, error) {
 		}
 		return t.item(key, e.val), nil
 	}
+	t.s.stats.badgerReads.Add(1)
 	bi, err := t.badger().Get(key)
 	if err != nil {
 		return nil, err

@@ -54,6 +54,12 @@ type walEntry struct {
 	// it lets the applier skip a delete of a key Badger never had. Not logged: a
 	// replay writes every delete.
 	born bool
+	// own says the entry was allocated alone, not carved from a commit's block (see
+	// Txn.newEntry): the cache may keep it long without keeping a block alive.
+	own bool
+	// ref is set when a read finds the entry in the overlay; the cache then gives it a
+	// second chance before evicting it (cache.shrink).
+	ref atomic.Bool
 	// gen numbers the frame (the write and sync) that carries the entry; the applier
 	// leaves an entry out only for a newer one of a frame it applies in the same batch.
 	gen uint64
