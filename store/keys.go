@@ -11,7 +11,8 @@ const (
 	prefixMeta       = "meta:"      // meta:{name} → schema version, seeded flags
 	prefixRateLimit  = "ratelimit:" // ratelimit:{userID} → Window, TTL = window end (seed 000)
 	prefixInbox      = "inbox:"     // inbox:{updateID:8 BE} → inboxRecord, deleted once processed
-	prefixSeenUpdate = "seen:"      // seen:{updateID} → empty, TTL 24h: Telegram re-deliveries
+	prefixSeenUpdate = "seen:"      // seen:{updateID} → empty, TTL 24h: before schema 6, now prefixSeenBlock
+	prefixSeenBlock  = "seenblk:"   // seenblk:{updateID / 1024:8 BE} → 128 bytes, a bit an update_id seen; TTL 24h after the newest (seen.go)
 	prefixOutbox     = "outbox:"    // outbox:{seq:8 BE} → OutboxMessage waiting to be sent
 	prefixOutlog     = "outlog:"    // outlog:{id % OutlogCap:8 BE} → OutboxMessage sent, logged or dropped (a ring)
 	prefixSeq        = "seq:"       // seq:{name} → Badger sequence leases
@@ -74,10 +75,6 @@ const (
 
 func rateLimitKey(userID int64) []byte {
 	return strconv.AppendInt([]byte(prefixRateLimit), userID, 10)
-}
-
-func seenUpdateKey(updateID int64) []byte {
-	return strconv.AppendInt([]byte(prefixSeenUpdate), updateID, 10)
 }
 
 func inboxKey(updateID int64) []byte { return u64Key(prefixInbox, uint64(updateID)) }

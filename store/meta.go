@@ -23,6 +23,7 @@ var migrations = []migration{
 	{name: "keyspace v3: orders, balances, ledger, quotes (seed 002)", run: func(*tx) error { return nil }},
 	{name: "outlog becomes a ring of OutlogCap slots: drop the id-keyed entries", run: dropPrefix(prefixOutlog)},
 	{name: "accounts follow seed 002: balances, ledgers and order windows keyed by user_id, not telegram_user_id", run: moveAccountsToUserID},
+	{name: "seen-markers become bits in blocks of 1024 update_ids", run: moveSeenMarkersToBlocks},
 }
 
 // dropPrefix deletes every key under prefix (for records a step re-keys and that may

@@ -10,7 +10,7 @@ func (s *Store) UpdateSeen(updateID int64) (bool, error) {
 	var seen bool
 	err := s.view(func(txn *tx) error {
 		var err error
-		seen, err = exists(txn, seenUpdateKey(updateID))
+		seen, err = hasSeenMarker(txn, updateID)
 		return err
 	})
 	return seen, err

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"strconv"
 	"testing"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 // The filter never rules out a marker it was told of (loaded or added within the last
@@ -135,4 +138,83 @@ func TestSeenMarkersAreReadOnlyForPossibleRepeats(t *testing.T) {
 		{"after a restart, a repeat through the inbox", accept, 2, false, 1},
 		{"after a restart, a fresh update", process, 4, true, 0},
 	})
+}
+
+// Markers are bits in blocks: each update_id is found exactly, across block edges and
+// far apart, marking one leaves its neighbours unmarked, and a restart finds them all
+// (read back from the blocks into the filter).
+func TestSeenMarkersInBlocks(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	defer func() { s.Close() }()
+	marked := []int64{1, 1022, 1023, 1024, 1025, 2047, 2048, 5_000_000_000, 1 << 40}
+	unmarked := []int64{2, 1021, 1026, 2046, 2049, 4_999_999_999, 5_000_000_001, 1<<40 + 1}
+	for _, id := range marked {
+		if fresh, err := s.AcceptUpdate(id, []byte(`{}`)); err != nil || !fresh {
+			t.Fatalf("accept %d: fresh %v, %v", id, fresh, err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, id := range marked {
+			if seen, err := s.UpdateSeen(id); err != nil || !seen {
+				t.Fatalf("%s: update %d not seen (%v)", when, id, err)
+			}
+		}
+		for _, id := range unmarked {
+			if seen, err := s.UpdateSeen(id); err != nil || seen {
+				t.Fatalf("%s: update %d seen, never marked (%v)", when, id, err)
+			}
+		}
+	}
+	check("before a restart")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = quietOpen(t, dir)
+	check("after a restart")
+	var loaded []int64
+	if err := s.view(func(txn *tx) error { return scanSeenMarkers(txn, func(id int64) { loaded = append(loaded, id) }) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded) != len(marked) {
+		t.Fatalf("blocks hold %v, want %v", loaded, marked)
+	}
+}
+
+// A store written before schema 6 keeps one key a marker: the migration moves each
+// into its block, so a re-delivery of an update accepted before the upgrade is still
+// a duplicate, and leaves no old key behind.
+func TestSeenMarkersMigrateToBlocks(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	old := []int64{7, 1500, 1501}
+	err := s.update(func(txn *tx) error {
+		for _, id := range old {
+			key := strconv.AppendInt([]byte(prefixSeenUpdate), id, 10)
+			if err := txn.SetEntry(badger.NewEntry(key, nil).WithTTL(SeenUpdateTTL)); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte(metaSchemaVersion), []byte("5"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = quietOpen(t, dir)
+	defer s.Close()
+	for _, id := range old {
+		if _, err := s.ProcessUpdate(UpdateOutcome{UpdateID: id, UserID: 3}); err != ErrAlreadyProcessed {
+			t.Fatalf("update %d accepted before the upgrade: %v, want ErrAlreadyProcessed", id, err)
+		}
+	}
+	if _, err := s.ProcessUpdate(UpdateOutcome{UpdateID: 8, UserID: 3}); err != nil {
+		t.Fatalf("a fresh update after the upgrade: %v", err)
+	}
+	if n, err := s.countPrefix(prefixSeenUpdate); err != nil || n != 0 {
+		t.Fatalf("%d old marker keys left (%v)", n, err)
+	}
 }
