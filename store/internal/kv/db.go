@@ -219,7 +219,11 @@ func (s *DB) publish(entries []*walEntry, done chan<- error, epoch uint64) error
 	}
 	s.ovMu.Lock()
 	for _, e := range entries {
-		e.prev.Store(s.overlay[e.key])
+		p := s.overlay[e.key]
+		e.prev.Store(p)
+		if p != nil {
+			p.next.Store(e)
+		}
 		s.overlay[e.key] = e
 	}
 	s.ovMu.Unlock()
@@ -239,6 +243,7 @@ func (s *DB) rollback(entries []*walEntry) {
 			continue
 		}
 		if p := e.prev.Load(); p != nil {
+			p.next.CompareAndSwap(e, nil)
 			s.overlay[e.key] = p
 		} else {
 			delete(s.overlay, e.key)

@@ -69,6 +69,10 @@ type walEntry struct {
 	// a crash could take back. prev is dropped once durable.
 	durable atomic.Bool
 	prev    atomic.Pointer[walEntry]
+	// next is the entry that replaced this one in the overlay, until the applier has
+	// dealt with this one: a newer version in the same batch means this one need not
+	// reach Badger (applier.newest).
+	next atomic.Pointer[walEntry]
 }
 
 // visible returns the newest version of e's key that a reader outside commits may see:
