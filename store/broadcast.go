@@ -81,12 +81,16 @@ func broadcastRcptKey(id int64, chunk int) []byte {
 // markUserSeen records that user talked to the bot (the recipients of broadcasts). A
 // user who writes again after blocking the bot has unblocked it. A user already known
 // and not blocked costs one read and no write: this runs for every update.
-func markUserSeen(txn *tx, user int64, now time.Time) error {
+func (s *Store) markUserSeen(txn *tx, user int64, now time.Time) error {
 	if user <= 0 {
 		return nil
 	}
 	key := telegramUserKey(user)
 	first := now
+	if !s.known.mayBeKnown(user) {
+		s.known.add(user)
+		return txn.Set(key, telegramUserValue(first, time.Time{}))
+	}
 	item, err := txn.Get(key)
 	switch {
 	case err == nil:
@@ -124,7 +128,7 @@ func (s *Store) MarkUsersSeen(users ...int64) error {
 	now := s.now()
 	return s.update(func(txn *tx) error {
 		for _, u := range users {
-			if err := markUserSeen(txn, u, now); err != nil {
+			if err := s.markUserSeen(txn, u, now); err != nil {
 				return err
 			}
 		}
@@ -368,7 +372,7 @@ func (s *Store) SaveBroadcastProgress(p BroadcastProgress) (Broadcast, error) {
 			}
 		}
 		for _, u := range p.BlockedUsers {
-			if err := markUserBlocked(txn, u, now); err != nil {
+			if err := s.markUserBlocked(txn, u, now); err != nil {
 				return err
 			}
 		}
@@ -377,7 +381,8 @@ func (s *Store) SaveBroadcastProgress(p BroadcastProgress) (Broadcast, error) {
 	return b, err
 }
 
-func markUserBlocked(txn *tx, user int64, now time.Time) error {
+func (s *Store) markUserBlocked(txn *tx, user int64, now time.Time) error {
+	s.known.add(user)
 	first := now
 	item, err := txn.Get(telegramUserKey(user))
 	switch {

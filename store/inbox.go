@@ -112,13 +112,15 @@ func (s *Store) CompleteUpdate(o UpdateOutcome) ([]OutboxMessage, error) {
 // putOutcome writes what processing an update changed: the window, the user's seen
 // mark, their language record and the replies, numbered by assignIDs.
 func (s *Store) putOutcome(txn *tx, o UpdateOutcome, replies []OutboxMessage, now time.Time) error {
+	// The seen mark first: the window's write makes the user known (knownusers.go),
+	// after which the mark would search Badger for a new user's record.
+	if err := s.markUserSeen(txn, o.UserID, now); err != nil { // broadcasts' recipients
+		return err
+	}
 	if o.Window != nil {
-		if err := putWindow(txn, o.UserID, *o.Window, now); err != nil {
+		if err := s.putWindow(txn, o.UserID, *o.Window, now); err != nil {
 			return err
 		}
-	}
-	if err := markUserSeen(txn, o.UserID, now); err != nil { // broadcasts' recipients
-		return err
 	}
 	if o.Language != nil {
 		if err := s.putUserLanguage(txn, o.UserID, o.Language); err != nil {

@@ -16,6 +16,9 @@ type Window struct {
 
 // LoadWindow returns the stored window of userID, or ErrNotFound when none is live.
 func (s *Store) LoadWindow(userID int64) (Window, error) {
+	if !s.known.mayBeKnown(userID) {
+		return Window{}, ErrNotFound
+	}
 	var w Window
 	err := s.view(func(txn *tx) error { return getRecord(txn, rateLimitKey(userID), &w) })
 	return w, err
@@ -66,11 +69,12 @@ func (s *Store) ListWindows(minCount, limit int) ([]WindowEntry, error) {
 	return out, err
 }
 
-func putWindow(txn *tx, userID int64, w Window, now time.Time) error {
+func (s *Store) putWindow(txn *tx, userID int64, w Window, now time.Time) error {
 	ttl := w.ResetAt.Sub(now)
 	if ttl <= 0 {
 		return txn.Delete(rateLimitKey(userID))
 	}
+	s.known.add(userID)
 	// Badger TTLs have one-second resolution; round up so the entry never expires early.
 	return putRecord(txn, rateLimitKey(userID), &w, ttl+time.Second)
 }

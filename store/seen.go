@@ -120,9 +120,10 @@ type seenFilter struct {
 	lookups atomic.Int64
 }
 
-func seenHash(updateID int64) uint64 {
-	// splitmix64's finaliser: update_ids are consecutive, and the filter takes its
-	// bit positions from the hash's two halves.
+// idHash mixes an id (an update_id, a user id) for the filters, which take their bit
+// positions from the hash's two halves.
+func idHash(updateID int64) uint64 {
+	// splitmix64's finaliser: ids are often consecutive.
 	h := uint64(updateID)
 	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9
 	h = (h ^ (h >> 27)) * 0x94d049bb133111eb
@@ -138,11 +139,11 @@ func (f *seenFilter) today() int64 {
 }
 
 // add records that updateID's marker may be written from now on.
-func (f *seenFilter) add(updateID int64) { f.f.Add(f.today(), seenHash(updateID)) }
+func (f *seenFilter) add(updateID int64) { f.f.Add(f.today(), idHash(updateID)) }
 
 // mayBeSeen is false when updateID certainly has no marker; true counts a lookup.
 func (f *seenFilter) mayBeSeen(updateID int64) bool {
-	day, h := f.today(), seenHash(updateID)
+	day, h := f.today(), idHash(updateID)
 	if !f.f.MayContain(day, h) && !f.f.MayContain(day-1, h) {
 		return false
 	}
@@ -154,7 +155,7 @@ func (f *seenFilter) mayBeSeen(updateID int64) bool {
 func (s *Store) loadSeen() error {
 	return s.seen.f.Load(func(add func(uint64)) error {
 		return s.view(func(txn *tx) error {
-			return scanSeenMarkers(txn, func(id int64) { add(seenHash(id)) })
+			return scanSeenMarkers(txn, func(id int64) { add(idHash(id)) })
 		})
 	})
 }

@@ -19,7 +19,7 @@ func TestSeenFilterRulesOutOnlyMarkersThatCannotExist(t *testing.T) {
 	}
 	if err := f.f.Load(func(add func(uint64)) error {
 		for id := int64(1); id <= 1000; id++ {
-			add(seenHash(id))
+			add(idHash(id))
 		}
 		return nil
 	}); err != nil {

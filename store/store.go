@@ -91,8 +91,10 @@ type Store struct {
 	languages userSet
 	// readers rules out reader records that cannot exist (see readerfilter.go).
 	readers dayfilter.Filter
-	// seen rules out update_ids with no seen-marker (see seenfilter.go).
+	// seen rules out update_ids with no seen-marker (see seen.go).
 	seen seenFilter
+	// known rules out users with no record and no window (see knownusers.go).
+	known knownUsers
 }
 
 // tx is one commit's (or view's) reads and writes.
@@ -118,7 +120,7 @@ func Open(opts Options) (*Store, error) {
 	steps := []func() error{s.migrate,
 		func() error { return s.loadUserSet(&s.sshKeys, prefixSSHKey) },
 		func() error { return s.loadUserSet(&s.languages, prefixLanguage) },
-		s.loadReaders, s.loadSeen}
+		s.loadReaders, s.loadSeen, s.loadKnownUsers}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			db.Close()
