@@ -30,18 +30,7 @@ func inOverlay(s *DB, key string) *walEntry {
 	return s.overlay[key]
 }
 
-func commitGet(s *DB, key string) (string, error) {
-	var v []byte
-	err := s.Update(func(txn *Txn) error {
-		it, err := txn.Get([]byte(key))
-		if err != nil {
-			return err
-		}
-		v, err = it.ValueCopy(nil)
-		return err
-	})
-	return string(v), err
-}
+func commitGet(s *DB, key string) (string, error) { return readKey(s.Update, key) }
 
 // A record read between every batch of never-read writes stays in memory however much
 // flows past it, while what is not read again leaves. Each batch alone is twice the

@@ -35,9 +35,12 @@ func setKey(s *DB, key, val string) error {
 	return s.Update(func(txn *Txn) error { return txn.Set([]byte(key), []byte(val)) })
 }
 
-func getKey(s *DB, key string) (string, error) {
+func getKey(s *DB, key string) (string, error) { return readKey(s.View, key) }
+
+// readKey reads key in a view (s.View) or a commit (s.Update).
+func readKey(run func(fn func(txn *Txn) error) error, key string) (string, error) {
 	var v []byte
-	err := s.View(func(txn *Txn) error {
+	err := run(func(txn *Txn) error {
 		it, err := txn.Get([]byte(key))
 		if err != nil {
 			return err
