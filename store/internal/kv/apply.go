@@ -22,8 +22,9 @@ type applier struct {
 	// the next start to replay.
 	keep bool
 	// sync makes Badger's copy of a segment durable before the segment goes (Badger's
-	// writes are not synced one by one).
-	sync bool
+	// writes are not synced one by one); syncFault is Options.badgerSyncFault.
+	sync      bool
+	syncFault func() error
 	// fault is Options.applyFault.
 	fault func() error
 	// pos is how far Badger holds the log (walApplied).
@@ -154,7 +155,7 @@ func (a *applier) loop(q *applyQueue) {
 		g, done := q.gather(applyMaxEntries, applyInterval)
 		a.apply(g)
 		if len(g.closed) > 0 && !a.keep && a.dir != "" && a.sync {
-			if err := a.s.db.Sync(); err != nil {
+			if err := a.syncBadger(); err != nil {
 				// The segments stay; the next start replays and removes them.
 				a.s.log.Error("store: sync badger before removing applied write-ahead log segments", "err", err)
 				g.closed = nil
@@ -172,6 +173,16 @@ func (a *applier) loop(q *applyQueue) {
 			return
 		}
 	}
+}
+
+// syncBadger makes what the applier wrote to Badger durable.
+func (a *applier) syncBadger() error {
+	if a.syncFault != nil {
+		if err := a.syncFault(); err != nil {
+			return err
+		}
+	}
+	return a.s.db.Sync()
 }
 
 func (a *applier) apply(g gathered) {

@@ -49,6 +49,9 @@ type Options struct {
 	// applyFault, when set (tests only), runs before each Badger transaction of the
 	// applier and fails it with its error: Badger refusing writes (a full disk) on demand.
 	applyFault func() error
+	// badgerSyncFault, when set (tests only), runs before the applier syncs Badger ahead
+	// of removing applied log segments, and fails the sync with its error.
+	badgerSyncFault func() error
 	// logFault, when set (tests only), runs before each operation on a log file ("create",
 	// "write", "sync", "truncate") and fails it with its error.
 	logFault func(op, path string) error
@@ -161,7 +164,7 @@ func Open(opts Options) (*DB, error) {
 		opts.CacheBytes = 0
 	}
 	s.cache = &cache{s: s, budget: opts.CacheBytes}
-	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, sync: opts.SyncWrites, fault: opts.applyFault, unwritten: map[string]struct{}{}}
+	ap := &applier{s: s, ts: db.MaxVersion(), dir: walDir, sync: opts.SyncWrites, fault: opts.applyFault, syncFault: opts.badgerSyncFault, unwritten: map[string]struct{}{}}
 	s.appliedTs.Store(ap.ts)
 	next, err := ap.replay()
 	if err != nil {

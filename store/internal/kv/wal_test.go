@@ -623,3 +623,87 @@ func TestApplierGivingUpKeepsTheLog(t *testing.T) {
 		}
 	}
 }
+
+// Badger's own log is not synced write by write, so an applied segment may go only once
+// Badger's copy of it is durable: while that sync fails, the segments stay (a power cut
+// could take Badger's copy back), and the next start replays them; once it works, the
+// applier removes the segments it closes.
+func TestAppliedSegmentsStayUntilBadgerIsSynced(t *testing.T) {
+	limit, after := walSegmentLimit, walPrepareAfter
+	walSegmentLimit, walPrepareAfter = 16<<10, 1<<30
+	defer func() { walSegmentLimit, walPrepareAfter = limit, after }()
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, walDirName)
+	var failing atomic.Bool
+	var syncs atomic.Int64
+	fault := func() error {
+		syncs.Add(1)
+		if failing.Load() {
+			return errors.New("sync failed (injected)")
+		}
+		return nil
+	}
+	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), badgerSyncFault: fault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := strings.Repeat("v", 500)
+	write := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if err := setKey(s, fmt.Sprintf("seg-%04d", i), value); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitSyncs := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); syncs.Load() < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the applier synced Badger %d times in 20s, want %d", syncs.Load(), n)
+			}
+		}
+	}
+	segments := func() int {
+		t.Helper()
+		segs, err := walSegments(logDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(segs)
+	}
+
+	failing.Store(true)
+	write(0, 200) // about six segments of 16 KiB
+	waitSyncs(1)
+	if err := s.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(); n < 4 {
+		t.Fatalf("%d log segments left while Badger's sync fails, want the applied ones kept", n)
+	}
+
+	failing.Store(false)
+	kept := segments()
+	from := syncs.Load()
+	write(200, 400)
+	waitSyncs(from + 1)
+	for deadline := time.Now().Add(20 * time.Second); segments() >= kept+5; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d log segments after Badger's sync worked again, want those it covered removed", segments())
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = quietOpen(t, dir)
+	defer s.Close()
+	for i := range 400 {
+		if v, err := getKey(s, fmt.Sprintf("seg-%04d", i)); err != nil || v != value {
+			t.Fatalf("after a restart, key %d = %d bytes, %v", i, len(v), err)
+		}
+	}
+	if n := segments(); n > 2 {
+		t.Fatalf("%d log segments after the replay, want the replayed ones removed", n)
+	}
+}
