@@ -85,7 +85,9 @@ func scanSeenMarkers(txn *tx, fn func(updateID int64)) error {
 }
 
 // moveSeenMarkersToBlocks is the migration from one key a marker (seen:{updateID},
-// before schema 6) to blocks.
+// before schema 6) to blocks. The old keys are left to their 24 h TTL rather than
+// deleted: nothing reads them any more, and a busy bot's day of markers deleted in the
+// migration's one commit would make it as large as the day's updates.
 func moveSeenMarkersToBlocks(txn *tx) error {
 	var ids []int64
 	if err := scanKeys(txn, prefixSeenUpdate, func(key []byte) {
@@ -100,7 +102,7 @@ func moveSeenMarkersToBlocks(txn *tx) error {
 			return err
 		}
 	}
-	return dropPrefix(prefixSeenUpdate)(txn)
+	return nil
 }
 
 // The seen filter (Store.seen) answers "this update_id has no seen-marker" without a
