@@ -90,6 +90,24 @@ func (r *completionRecorder) commits() []int {
 // completeInTwo lets one create return and its completion commit begin, which holds
 // the completer; then every other create returns and its order reaches the completer
 // before that commit ends. It returns the ids of the first commit.
+// startGatedOrders starts a stack whose store is rec and whose provider holds every
+// create at its gate, and places orders orders from as many funded users.
+func startGatedOrders(t *testing.T, rec *completionRecorder, orders int) (*hangartest.Env, *scripted, []int64) {
+	t.Helper()
+	p := newScripted(nil)
+	p.gate = make(chan struct{})
+	env := hangartest.Start(t, hangartest.Options{Queue: engine.QueueConfig{MaxConcurrency: orders},
+		Providers: map[string]engine.Provider{"sim": p},
+		WrapStore: func(s engine.Store) engine.Store { rec.Store = s; return rec }})
+	p.clock = env.Clock
+	var ids []int64
+	for i := range int64(orders) {
+		env.Deposit(t, 100+i, 1_000_000)
+		ids = append(ids, env.Order(t, 100+i, "sim-nano", "tokyo"))
+	}
+	return env, p, ids
+}
+
 func completeInTwo(t *testing.T, p *scripted, rec *completionRecorder, orders int, between func(first []int64)) {
 	t.Helper()
 	for range orders {
@@ -115,17 +133,7 @@ func completeInTwo(t *testing.T, p *scripted, rec *completionRecorder, orders in
 func TestCompletionsShareOneCommit(t *testing.T) {
 	const orders = 12
 	rec := newCompletionRecorder()
-	p := newScripted(nil)
-	p.gate = make(chan struct{})
-	env := hangartest.Start(t, hangartest.Options{Queue: engine.QueueConfig{MaxConcurrency: orders},
-		Providers: map[string]engine.Provider{"sim": p},
-		WrapStore: func(s engine.Store) engine.Store { rec.Store = s; return rec }})
-	p.clock = env.Clock
-	var ids []int64
-	for i := range int64(orders) {
-		env.Deposit(t, 100+i, 1_000_000)
-		ids = append(ids, env.Order(t, 100+i, "sim-nano", "tokyo"))
-	}
+	env, p, ids := startGatedOrders(t, rec, orders)
 	completeInTwo(t, p, rec, orders, nil)
 	for _, id := range ids {
 		env.WaitStatus(t, id, store.OrderActive, 5*time.Second)
@@ -180,17 +188,7 @@ func TestOneBadCompletionDoesNotFailTheBatch(t *testing.T) {
 		}
 		return nil
 	}
-	p := newScripted(nil)
-	p.gate = make(chan struct{})
-	env := hangartest.Start(t, hangartest.Options{Queue: engine.QueueConfig{MaxConcurrency: orders},
-		Providers: map[string]engine.Provider{"sim": p},
-		WrapStore: func(s engine.Store) engine.Store { rec.Store = s; return rec }})
-	p.clock = env.Clock
-	var ids []int64
-	for i := range int64(orders) {
-		env.Deposit(t, 100+i, 1_000_000)
-		ids = append(ids, env.Order(t, 100+i, "sim-nano", "tokyo"))
-	}
+	env, p, ids := startGatedOrders(t, rec, orders)
 	completeInTwo(t, p, rec, orders, func(first []int64) {
 		mu.Lock()
 		defer mu.Unlock()
