@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -147,8 +148,8 @@ func TestSeenMarkersInBlocks(t *testing.T) {
 	dir := t.TempDir()
 	s := quietOpen(t, dir)
 	defer func() { s.Close() }()
-	marked := []int64{1, 1022, 1023, 1024, 1025, 2047, 2048, 5_000_000_000, 1 << 40}
-	unmarked := []int64{2, 1021, 1026, 2046, 2049, 4_999_999_999, 5_000_000_001, 1<<40 + 1}
+	marked := []int64{1, 1022, 1023, 1024, 1025, 2047, 2048, 5_000_000_000, 1 << 40, math.MaxInt64}
+	unmarked := []int64{2, 1021, 1026, 2046, 2049, 4_999_999_999, 5_000_000_001, 1<<40 + 1, math.MaxInt64 - 1}
 	for _, id := range marked {
 		if fresh, err := s.AcceptUpdate(id, []byte(`{}`)); err != nil || !fresh {
 			t.Fatalf("accept %d: fresh %v, %v", id, fresh, err)
