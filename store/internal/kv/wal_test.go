@@ -707,3 +707,72 @@ func TestAppliedSegmentsStayUntilBadgerIsSynced(t *testing.T) {
 		t.Fatalf("%d log segments after the replay, want the replayed ones removed", n)
 	}
 }
+
+// A prepared segment is all zeroes, of the segment size rounded up to the direct-I/O
+// block when written directly; the buffered way (a wrapped file, as the fault tests
+// use, or a filesystem refusing O_DIRECT) writes the size exactly; a failing disk fails
+// it.
+func TestPreparedSegmentIsZeroFilled(t *testing.T) {
+	noFault := func(string, string) error { return nil }
+	dirs := map[string]string{"temp dir": t.TempDir()}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "hangar-wal-"); err == nil {
+			defer os.RemoveAll(d)
+			dirs["tmpfs"] = d
+		}
+	}
+	for name, dir := range dirs {
+		for _, buffered := range []bool{false, true} {
+			for _, size := range []int64{256 << 10, 3<<20 + 100} {
+				t.Run(fmt.Sprintf("%s/buffered=%v/%d", name, buffered, size), func(t *testing.T) {
+					w := &wal{dir: dir, sync: true}
+					if buffered {
+						w.fault = noFault
+					}
+					path := filepath.Join(dir, fmt.Sprintf("seg-%v-%d", buffered, size))
+					// Something written before must not survive as anything but zeroes.
+					if err := os.WriteFile(path, []byte("stale bytes"), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					f, err := w.create(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					if err := w.zeroFill(f, path, size); err != nil {
+						t.Fatal(err)
+					}
+					b, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					most := (size + directAlign - 1) &^ (directAlign - 1)
+					if buffered {
+						most = size
+					}
+					if int64(len(b)) < size || int64(len(b)) > most || !allZero(b) {
+						t.Fatalf("prepared segment: %d bytes (want %d to %d), all zero %v", len(b), size, most, allZero(b))
+					}
+				})
+			}
+		}
+	}
+	t.Run("failing disk", func(t *testing.T) {
+		dir := t.TempDir()
+		w := &wal{dir: dir, sync: true, fault: func(op, _ string) error {
+			if op == "sync" {
+				return syscall.EIO
+			}
+			return nil
+		}}
+		path := filepath.Join(dir, "seg")
+		f, err := w.create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := w.zeroFill(f, path, 64<<10); !errors.Is(err, syscall.EIO) {
+			t.Fatalf("zero fill on a failing disk: %v, want EIO", err)
+		}
+	})
+}
