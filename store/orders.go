@@ -82,6 +82,26 @@ type Order struct {
 	// confirmed by the provider; it is retried until it is.
 	Terminating bool `json:"terminating,omitempty"`
 	Billing
+	// indexed says which of the order's status-index keys were ever written: a bit per
+	// status of OrderStatuses, and statusesTracked once saveOrder has kept them from
+	// the order's creation on. A status key whose bit is clear never had a version, so
+	// its write is marked born (kv's MarkBorn) and, when the order moves on before the
+	// applier writes it, neither it nor its delete reaches Badger: the provisioning key
+	// of every order's first attempt, a tombstone an order until then. Kept by
+	// saveOrder alone, from the stored order; orders stored before it have no bits and
+	// are never marked.
+	indexed uint16
+}
+
+// statusesTracked marks an order whose indexed bits are complete.
+const statusesTracked = 1 << 15
+
+// statusBit is status's bit in Order.indexed; 0 for a status not in OrderStatuses.
+func statusBit(status string) uint16 {
+	if i := slices.Index(OrderStatuses, status); i >= 0 {
+		return 1 << i
+	}
+	return 0
 }
 
 // WaitingRetry reports whether a pending order is waiting for a retry's due time.
@@ -295,9 +315,20 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 		if err := txn.Set(key, nil); err != nil {
 			return err
 		}
-		if old == nil { // a new order's id was never handed out before
+		bit := statusBit(o.Status)
+		// A new order's id was never handed out before; a known order's key never
+		// had a version if its bit was never set.
+		if old == nil || (bit != 0 && old.indexed&statusesTracked != 0 && old.indexed&bit == 0) {
 			txn.MarkBorn(key)
 		}
+		switch {
+		case old == nil:
+			o.indexed = statusesTracked | bit
+		default:
+			o.indexed = old.indexed | bit
+		}
+	} else if old != nil {
+		o.indexed = old.indexed
 	}
 	if old == nil {
 		if err := txn.Set(orderUserKey(o.TelegramUserID, o.ID), nil); err != nil {

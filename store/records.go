@@ -160,7 +160,8 @@ func (o *Order) AppendBinary(b []byte) ([]byte, error) {
 	}
 	b = appendTime(b, o.SettleUntil)
 	b = appendBool(b, o.Terminating)
-	return o.Billing.appendBinary(b), nil
+	b = o.Billing.appendBinary(b)
+	return binary.AppendUvarint(b, uint64(o.indexed)), nil
 }
 
 func (o *Order) UnmarshalBinary(b []byte) error {
@@ -185,6 +186,7 @@ func (o *Order) UnmarshalBinary(b []byte) error {
 	}
 	o.SettleUntil, o.Terminating = r.time(), r.bool()
 	o.Billing.read(&r)
+	o.indexed = uint16(r.uint()) // 0 in records written before it was kept
 	return r.err
 }
 
