@@ -60,3 +60,47 @@ func BenchmarkCreateOrder(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
 }
+
+// BenchmarkOpenWith100kUsers is a restart's cost with 100,000 Telegram users stored
+// (a user record and a live window each): Open scans them into the filters that spare
+// later lookups (knownusers.go, usersets.go), so its time grows with the users.
+func BenchmarkOpenWith100kUsers(b *testing.B) {
+	const users = 100_000
+	dir := b.TempDir()
+	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	for first := int64(1); first <= users; first += 2000 {
+		if err := s.update(func(txn *tx) error {
+			for u := first; u < first+2000; u++ {
+				if err := s.markUserSeen(txn, u, now); err != nil {
+					return err
+				}
+				if err := s.putWindow(txn, u, Window{Count: 1, ResetAt: now.Add(time.Hour)}, now); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/open")
+}
