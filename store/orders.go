@@ -321,10 +321,9 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 		if old == nil || (bit != 0 && old.indexed&statusesTracked != 0 && old.indexed&bit == 0) {
 			txn.MarkBorn(key)
 		}
-		switch {
-		case old == nil:
+		if old == nil {
 			o.indexed = statusesTracked | bit
-		default:
+		} else {
 			o.indexed = old.indexed | bit
 		}
 	} else if old != nil {
