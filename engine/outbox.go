@@ -411,20 +411,10 @@ func (o *outboxSender) commitDone() {
 	if len(o.done) == 0 {
 		return
 	}
+	// The same commit starts the /password window of every password among them
+	// (store.FinishMessages), after which it and its key are destroyed.
 	if err := o.d.store.FinishMessages(o.done); err != nil {
 		o.d.cfg.Logger.Error("outbox: could not record sent messages", "count", len(o.done), "err", err)
-	} else if o.d.password != nil {
-		// Durably sent (or finally refused): the password's /password window starts,
-		// after which it and its key are destroyed.
-		var ids []int64
-		for _, f := range o.done {
-			if f.Message.SecretOrderID != 0 {
-				ids = append(ids, f.Message.SecretOrderID)
-			}
-		}
-		if err := o.d.password.Done(ids, o.d.cfg.Clock.Now()); err != nil {
-			o.d.cfg.Logger.Error("outbox: could not start the passwords' windows", "orders", ids, "err", err)
-		}
 	}
 	if o.d.feed != nil {
 		for _, f := range o.done {

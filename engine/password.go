@@ -56,9 +56,6 @@ type PasswordSource interface {
 	Issue(o store.Order) (string, error)
 	// Reveal returns it for the message that carries it; ok is false once destroyed.
 	Reveal(orderID int64) (pw string, ok bool, err error)
-	// Done records that the messages carrying these orders' passwords were sent, or
-	// finally refused, at t.
-	Done(orderIDs []int64, t time.Time) error
 	// Sweep destroys what is no longer needed: passwords done more than window ago or
 	// whose order is no longer live, and every key no kept password was sealed with.
 	Sweep(now time.Time, window time.Duration, live func(orderID int64) bool) error
@@ -72,7 +69,6 @@ func (d derivedPasswords) Issue(o store.Order) (string, error) { return d.derive
 func (d derivedPasswords) Reveal(id int64) (string, bool, error) {
 	return d.derive(id), true, nil
 }
-func (derivedPasswords) Done([]int64, time.Time) error                          { return nil }
 func (derivedPasswords) Sweep(time.Time, time.Duration, func(int64) bool) error { return nil }
 
 // passwords is the engine's password source: Config.Passwords, else the deriver.
@@ -89,7 +85,6 @@ type VaultStore interface {
 	GetSealedPassword(orderID int64) (store.SealedPassword, error)
 	DeleteSealedPassword(orderID int64) error
 	SealedPasswords() ([]store.SealedPassword, error)
-	MarkSealedPasswordsDone(orderIDs []int64, t time.Time) error
 	DeleteSealedPasswords(orderIDs []int64) error
 	GetOrder(id int64) (store.Order, error)
 }
@@ -293,11 +288,6 @@ func (v *Vault) reveal(orderID int64) (string, bool, error) {
 		return "", false, err
 	}
 	return pw, true, nil
-}
-
-// Done starts the orders' /password windows, in one commit; the first call counts.
-func (v *Vault) Done(orderIDs []int64, t time.Time) error {
-	return v.st.MarkSealedPasswordsDone(orderIDs, t)
 }
 
 // Sweep deletes the passwords no longer needed, then every key none of the rest needs.

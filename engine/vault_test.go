@@ -149,11 +149,12 @@ func TestVaultKeepsOnePasswordPerOrderUntilSwept(t *testing.T) {
 	if pw, ok, err := v2.Reveal(8); err != nil || !ok || pw != first {
 		t.Fatalf("after a restart Reveal = %q, %v, %v; want %q", pw, ok, err, first)
 	}
-	// Sent long ago: the sweep destroys it, and its key.
-	if err := v2.Done([]int64{8}, time.Now().Add(-time.Hour)); err != nil {
+	// Sent (the outbox records it, which starts the window), and the window long past:
+	// the sweep destroys it, and its key.
+	if err := st.FinishMessages([]store.Finished{{Message: store.OutboxMessage{ID: 1, ChatID: 8, SecretOrderID: 8}, Status: store.MessageSent}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := v2.Sweep(time.Now(), 15*time.Minute, func(int64) bool { return true }); err != nil {
+	if err := v2.Sweep(time.Now().Add(time.Hour), 15*time.Minute, func(int64) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	if pw, ok, err := v2.Reveal(8); ok || err != nil {

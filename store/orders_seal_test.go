@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 )
@@ -55,5 +56,41 @@ func TestUpdateOrdersSealsInTheSameCommit(t *testing.T) {
 	}
 	if _, err := s.GetSealedPassword(ids[1]); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the refused order has a sealed password: %v", err)
+	}
+}
+
+// Recording a password's message as sent starts the password's /password window in
+// the same commit; the first time counts, and a message whose order kept no password
+// (derived passwords) changes nothing else.
+func TestFinishingAPasswordMessageStartsItsWindow(t *testing.T) {
+	clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s, err := Open(Options{Dir: t.TempDir(), SyncWrites: true, Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.PutSealedPassword(SealedPassword{OrderID: 5, Epoch: 1, Sealed: []byte{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	finish := func(orderID int64) {
+		t.Helper()
+		if err := s.FinishMessages([]Finished{
+			{Message: OutboxMessage{ID: 1, ChatID: 7, Text: "a notice"}, Status: MessageSent},
+			{Message: OutboxMessage{ID: 2, ChatID: 7, SecretOrderID: orderID}, Status: MessageSent},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish(5)
+	sent := clock
+	clock = clock.Add(time.Minute)
+	finish(5) // sent again after a crash re-sent it: the window still starts at the first
+	finish(6) // no password kept for order 6
+	p, err := s.GetSealedPassword(5)
+	if err != nil || !p.DoneAt.Equal(sent) {
+		t.Fatalf("sealed password of order 5: done at %v, %v; want %v", p.DoneAt, err, sent)
+	}
+	if _, err := s.GetSealedPassword(6); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("order 6 has a sealed password after its message finished: %v", err)
 	}
 }

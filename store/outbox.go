@@ -215,6 +215,13 @@ func (s *Store) FinishMessages(done []Finished) error {
 			if err := s.appendOutlog(txn, f.Message, f.Status, f.Error, now); err != nil {
 				return err
 			}
+			// In the same commit: a crash between the two left a sent password whose
+			// window never started, kept (and revealable) as long as its order lived.
+			if f.Message.SecretOrderID != 0 {
+				if err := markSealedPasswordDone(txn, f.Message.SecretOrderID, now); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})

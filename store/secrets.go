@@ -51,32 +51,20 @@ func (s *Store) SealedPasswords() ([]SealedPassword, error) {
 
 func sealedPasswordKey(orderID int64) []byte { return u64Key(prefixSealedPassword, uint64(orderID)) }
 
-// MarkSealedPasswordsDone records, in one commit, that the messages carrying these
-// orders' passwords went out at t; a password already marked keeps its first time.
-func (s *Store) MarkSealedPasswordsDone(orderIDs []int64, t time.Time) error {
-	if len(orderIDs) == 0 {
+// markSealedPasswordDone records that the message carrying the order's password went
+// out (or was finally refused) at t, which starts its /password window; a password
+// already marked keeps its first time, and an order without one is left alone.
+func markSealedPasswordDone(txn *tx, orderID int64, t time.Time) error {
+	var p SealedPassword
+	err := getRecord(txn, sealedPasswordKey(orderID), &p)
+	if errors.Is(err, ErrNotFound) || err == nil && !p.DoneAt.IsZero() {
 		return nil
 	}
-	return s.update(func(txn *tx) error {
-		for _, id := range orderIDs {
-			var p SealedPassword
-			err := getRecord(txn, sealedPasswordKey(id), &p)
-			if errors.Is(err, ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if !p.DoneAt.IsZero() {
-				continue
-			}
-			p.DoneAt = t
-			if err := putRecord(txn, sealedPasswordKey(id), &p, 0); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	if err != nil {
+		return err
+	}
+	p.DoneAt = t
+	return putRecord(txn, sealedPasswordKey(orderID), &p, 0)
 }
 
 // DeleteSealedPasswords forgets many sealed passwords in one commit.
