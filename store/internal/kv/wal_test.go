@@ -428,14 +428,12 @@ func TestCommitVisibleToReadersOnlyOnceDurable(t *testing.T) {
 	if err := setKey(s, "v:k", "old"); err != nil {
 		t.Fatal(err)
 	}
+	// The first sync after the hook is set is the test's commit's: it is held whether
+	// or not the test already waits on held (a select with a default would let it pass
+	// when the writer gets there first, and the test would wait forever).
 	held, release := make(chan struct{}), make(chan struct{})
-	hook := func() {
-		select {
-		case held <- struct{}{}:
-			<-release
-		default:
-		}
-	}
+	var holdOnce sync.Once
+	hook := func() { holdOnce.Do(func() { close(held); <-release }) }
 	s.wal.beforeSync.Store(&hook)
 	done := make(chan error, 1)
 	go func() {
