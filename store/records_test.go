@@ -122,6 +122,51 @@ func TestOutboxMessageNeverStoresLogText(t *testing.T) {
 	}
 }
 
+// The records that outgrow encodeRecord's first buffer are encoded into one sized for
+// them: a hint too small shows as a buffer that was grown (its capacity is no longer
+// the hint's).
+func TestLargeRecordsAreEncodedWithoutGrowing(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var history []OrderEvent
+	for i := range 6 {
+		history = append(history, OrderEvent{At: at, Event: "attempt_failed", Status: OrderProvisioning, Attempt: i + 1,
+			Error: "provider said: 503 service unavailable, try again later"})
+	}
+	markup := `{"inline_keyboard":[[{"text":"Tokyo","callback_data":"region:tokyo"},{"text":"Seoul","callback_data":"region:seoul"}]]}`
+	for _, tc := range []struct {
+		name   string
+		record interface {
+			sizeHinter
+			AppendBinary([]byte) ([]byte, error)
+		}
+	}{
+		{"active order after failed attempts", &Order{ID: 1 << 40, UserID: 1 << 40, TelegramUserID: 1 << 40, ChatID: 1 << 40,
+			Status: OrderActive, SpecID: "g6-nanode-1", Region: "ap-northeast", Provider: "linode", PlanID: "nano-monthly",
+			PricePaid: 1 << 40, Money: MoneyCaptured, Attempts: 6, DueAt: at, QueuedAt: at,
+			LastError: "provider said: 503 service unavailable", IPAddress: "203.0.113.250", InstanceID: "123456789",
+			CreatedAt: at, UpdatedAt: at, History: history, SettleUntil: at,
+			Billing: Billing{PaidUntil: at, Period: 12, GraceUntil: at, Reminded: 2, Op: OpPowerOff, OpDue: at, OpAttempts: 3}}},
+		{"new order", &Order{ID: 7, UserID: 5, TelegramUserID: 5, ChatID: 5, Status: OrderPending, SpecID: "sim-nano",
+			Region: "tokyo", Provider: "sim", PricePaid: 5000, Money: MoneyHeld, CreatedAt: at, UpdatedAt: at, QueuedAt: at,
+			History: []OrderEvent{{At: at, Event: "queued", Status: OrderPending}}}},
+		{"reply with buttons", &OutboxMessage{ID: 1 << 40, ChatID: 1 << 40, Text: strings.Repeat("안녕하세요 ", 40), ParseMode: "HTML",
+			ReplyMarkup: []byte(markup), Status: "pending", Attempts: 3, LastError: "telegram: 429 too many requests",
+			CreatedAt: at, NextAt: at, SentAt: at, CallbackQueryID: "4382bfdwdsb323b2d9", SecretOrderID: 1 << 40}},
+		{"invoice", &OutboxMessage{ID: 1, ChatID: 1, Text: "pay", Status: "pending", CreatedAt: at,
+			Invoice: &InvoiceRequest{Title: "Top up 500 Stars", Description: "Adds 500 Stars to your hangar balance", Payload: "topup:500:1", Label: "500 Stars", Stars: 500}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := encodeRecord(tc.record)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hint := tc.record.encodedSizeHint(); cap(b) != hint {
+				t.Fatalf("encoded %d bytes into a buffer of %d: the hint %d was too small", len(b), cap(b), hint)
+			}
+		})
+	}
+}
+
 // A data directory written by the first version of hangar (Badger in its own
 // transaction mode, JSON records, Badger's sequences, no write-ahead log) opens and
 // reads as it was, and keeps counting where it stopped.
