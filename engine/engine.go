@@ -319,8 +319,12 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 	if err := e.admit(h, raw); err != nil {
 		return false, err
 	}
+	body := h.body
+	if body == nil { // the caller may reuse raw once answered; the actor may still need it
+		body = append([]byte(nil), raw...)
+	}
 	w := waiters.Get().(*updateWaiter)
-	e.deliver(h.UserID, userUpdate{id: h.ID, update: h.update, raw: append([]byte(nil), raw...),
+	e.deliver(h.UserID, userUpdate{id: h.ID, update: h.update, raw: body,
 		acceptedAt: e.cfg.Clock.Now(), reply: w.reply})
 	w.timer.Reset(e.cfg.UpdateWait)
 	select {

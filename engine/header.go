@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // UpdateHeader is what routing needs from a Telegram update, and the update itself,
@@ -22,6 +23,9 @@ type UpdateHeader struct {
 	// update is the decoded update; nil for a header built by hand (a test), which the
 	// actor decodes from the raw body.
 	update *tgUpdate
+	// body is a copy of the raw body the update's strings point into, read only; nil
+	// unless decodeUpdate decoded it.
+	body []byte
 }
 
 // The parts of a Telegram update (github.com/go-telegram/bot/models, same JSON names
@@ -111,8 +115,12 @@ type headerJSON struct {
 // encoding/json refuses, or something it leaves to encoding/json) goes through
 // parseUpdateHeaderJSON, which is what ParseUpdateHeader was before decodeUpdate.
 func ParseUpdateHeader(raw []byte) (UpdateHeader, error) {
-	if u, ok := decodeUpdate(raw); ok {
-		return headerOf(u), nil
+	if u, body, ok := decodeUpdate(raw); ok {
+		h := headerOf(u)
+		// The decoder's copy of the body is never written to: the actor reads it (and
+		// the inbox copies it) instead of a second copy of the request's buffer.
+		h.body = unsafe.Slice(unsafe.StringData(body), len(body))
+		return h, nil
 	}
 	return parseUpdateHeaderJSON(raw)
 }
@@ -216,19 +224,19 @@ func decodedUpdate(h UpdateHeader, raw []byte) *tgUpdate {
 // encoding/json.
 //
 // The update's strings that need no unescaping are parts of one copy of raw (which the
-// caller may reuse), so the update keeps that copy alive while it is.
-func decodeUpdate(raw []byte) (u *tgUpdate, ok bool) {
+// caller may reuse), so the update keeps that copy alive while it is; body is that copy.
+func decodeUpdate(raw []byte) (u *tgUpdate, body string, ok bool) {
 	d := updateDecoder{s: string(raw), blk: new(updateBlock)}
 	d.space()
 	if d.peek() != '{' {
-		return nil, false
+		return nil, "", false
 	}
 	d.update(&d.blk.u)
 	d.space()
 	if d.bad || d.i != len(d.s) {
-		return nil, false
+		return nil, "", false
 	}
-	return &d.blk.u, true
+	return &d.blk.u, d.s, true
 }
 
 // maxSkipDepth is how deep decodeUpdate follows nested values (encoding/json's limit

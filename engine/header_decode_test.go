@@ -79,7 +79,7 @@ func FuzzDecodeUpdate(f *testing.F) {
 func sameAsJSON(t *testing.T, raw []byte) {
 	var want tgUpdate
 	wantErr := json.Unmarshal(raw, &want)
-	got, ok := decodeUpdate(raw)
+	got, _, ok := decodeUpdate(raw)
 	switch {
 	case ok && wantErr != nil:
 		t.Fatalf("%q: decoded %+v, encoding/json refuses it: %v", raw, got, wantErr)
@@ -302,7 +302,7 @@ func TestDecodeUpdateTakesTelegramBodies(t *testing.T) {
 		`{"update_id":734918211,"callback_query":{"id":"2200473541856251628","from":{"id":5123456789,"is_bot":false,"first_name":"Ann"},"message":{"message_id":18300,"chat":{"id":5123456789,"type":"private"},"date":0},"chat_instance":"-3761024789514620011","data":"ox:x"}}`,
 		`{"update_id":734918212,"my_chat_member":{"chat":{"id":5123456789,"type":"private"},"from":{"id":5123456789,"is_bot":false,"first_name":"Ann"},"date":1764560006,"old_chat_member":{"user":{"id":7012345678,"is_bot":true,"first_name":"Hangar"},"status":"member"},"new_chat_member":{"user":{"id":7012345678,"is_bot":true,"first_name":"Hangar"},"status":"kicked","until_date":0}}}`,
 	} {
-		got, ok := decodeUpdate([]byte(raw))
+		got, _, ok := decodeUpdate([]byte(raw))
 		if !ok {
 			t.Fatalf("%s: left to encoding/json", raw)
 		}
@@ -313,5 +313,29 @@ func TestDecodeUpdateTakesTelegramBodies(t *testing.T) {
 		if !reflect.DeepEqual(*got, want) {
 			t.Fatalf("%s: decoded\n%s\nencoding/json\n%s", raw, dumpUpdate(got), dumpUpdate(&want))
 		}
+	}
+}
+
+// The webhook's request buffer is reused once the handler returns, which may be before
+// the actor is done with the update (an update that timed out): the header keeps its
+// own copy of the body, and the update read from it, whatever the caller writes over raw.
+func TestUpdateHeaderOwnsItsBody(t *testing.T) {
+	const body = `{"update_id":734918201,"message":{"message_id":18340,"from":{"id":5123456789,"is_bot":false,"first_name":"Ann","language_code":"ko"},"chat":{"id":5123456789,"type":"private"},"date":1764560000,"text":"/plans"}}`
+	raw := []byte(body)
+	h, err := ParseUpdateHeader(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.body == nil {
+		t.Fatal("decoded without the decoder: no body kept")
+	}
+	for i := range raw {
+		raw[i] = 'x'
+	}
+	if string(h.body) != body {
+		t.Fatalf("the header's body changed with the caller's buffer: %q", h.body)
+	}
+	if m := h.update.Message; m == nil || m.Text != "/plans" || m.From.FirstName != "Ann" || m.From.LanguageCode != "ko" {
+		t.Fatalf("the update changed with the caller's buffer: %+v", h.update.Message)
 	}
 }
