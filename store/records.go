@@ -103,7 +103,15 @@ func appendBool(b []byte, v bool) []byte {
 type fieldReader struct {
 	b   []byte
 	err error
+	// whole, when set, is a copy of all of b as a string: string() then returns parts
+	// of it rather than a new string per field. An order has a dozen strings or more
+	// (its history's events among them), which were 4 % of the objects an orders run
+	// allocated.
+	whole string
 }
+
+// sharedFieldReader reads b's strings as parts of one copy of it.
+func sharedFieldReader(b []byte) fieldReader { return fieldReader{b: b, whole: string(b)} }
 
 var errShortRecord = errors.New("store: binary record is truncated")
 
@@ -139,7 +147,13 @@ func (r *fieldReader) string() string {
 		r.err = errShortRecord
 		return ""
 	}
-	s := string(r.b[:n])
+	var s string
+	if r.whole != "" {
+		start := len(r.whole) - len(r.b)
+		s = r.whole[start : start+int(n)]
+	} else {
+		s = string(r.b[:n])
+	}
 	r.b = r.b[n:]
 	return s
 }
@@ -197,7 +211,7 @@ func (o *Order) AppendBinary(b []byte) ([]byte, error) {
 }
 
 func (o *Order) UnmarshalBinary(b []byte) error {
-	r := fieldReader{b: b}
+	r := sharedFieldReader(b)
 	*o = Order{
 		ID: r.int(), UserID: r.int(), TelegramUserID: r.int(), ChatID: r.int(),
 		Status: r.string(), SpecID: r.string(), Region: r.string(), Provider: r.string(), PlanID: r.string(),

@@ -167,6 +167,36 @@ func TestLargeRecordsAreEncodedWithoutGrowing(t *testing.T) {
 	}
 }
 
+// An order's strings are parts of one copy of its stored form: decoding allocates that
+// copy and the history, not a string per field, and what it returns does not change
+// when the buffer it was read from is reused (Badger's are).
+func TestOrderDecodesIntoOneCopy(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	want := Order{ID: 7, UserID: 5, TelegramUserID: 5, ChatID: 5, Status: OrderActive, SpecID: "sim-nano",
+		Region: "tokyo", Provider: "sim", PlanID: "nano", PricePaid: 5000, Money: MoneyCaptured, Attempts: 1,
+		IPAddress: "203.0.113.9", InstanceID: "sim-7", CreatedAt: at, UpdatedAt: at,
+		History: []OrderEvent{{At: at, Event: "queued", Status: OrderPending}, {At: at, Event: "provisioning", Status: OrderProvisioning, Attempt: 1},
+			{At: at, Event: "succeeded", Status: OrderActive, Attempt: 1}}}
+	b, err := encodeRecord(&want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Order
+	if err := decodeRecord(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = 'x'
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after its buffer was reused the order reads\n%+v\nwant\n%+v", got, want)
+	}
+	b, _ = encodeRecord(&want)
+	if n := testing.AllocsPerRun(100, func() { _ = decodeRecord(b, &got) }); n > 2 {
+		t.Fatalf("decoding an order allocated %.0f times, want 2 (its bytes as a string, its history)", n)
+	}
+}
+
 // A data directory written by the first version of hangar (Badger in its own
 // transaction mode, JSON records, Badger's sequences, no write-ahead log) opens and
 // reads as it was, and keeps counting where it stopped.
