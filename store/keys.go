@@ -116,7 +116,13 @@ func balanceKey(user int64) []byte { return strconv.AppendInt([]byte(prefixBalan
 
 func ledgerPrefix(user int64) string { return prefixLedger + strconv.FormatInt(user, 10) + ":" }
 
-func ledgerKey(user int64, seq uint64) []byte { return u64Key(ledgerPrefix(user), seq) }
+// ledgerKey is ledgerPrefix(user) and seq, built in one allocation: two entries of every
+// order's ledger are written with it.
+func ledgerKey(user int64, seq uint64) []byte {
+	k := make([]byte, 0, len(prefixLedger)+20+1+8)
+	k = append(strconv.AppendInt(append(k, prefixLedger...), user, 10), ':')
+	return binary.BigEndian.AppendUint64(k, seq)
+}
 
 func orderRateKey(user int64) []byte { return strconv.AppendInt([]byte(prefixOrderRate), user, 10) }
 
