@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -325,7 +326,10 @@ func (o *outboxSender) chatOf(id int64) int64 {
 // error it returns is scrubbed of the password and every configured token.
 func (o *outboxSender) send(m store.OutboxMessage, secret string) error {
 	if !o.d.sender.Enabled() {
-		o.d.cfg.Logger.Info("telegram sending is off; message logged", "chat", m.ChatID, "text", m.Loggable())
+		// LogAttrs: every notice of a bot without a token comes here, and boxing the
+		// arguments of Info was 2 % of the objects an orders run allocated.
+		o.d.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "telegram sending is off; message logged",
+			slog.Int64("chat", m.ChatID), slog.String("text", m.Loggable()))
 		return nil
 	}
 	if m.SecretOrderID != 0 {
