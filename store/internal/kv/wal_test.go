@@ -774,3 +774,52 @@ func TestPreparedSegmentIsZeroFilled(t *testing.T) {
 		}
 	})
 }
+
+// Frames written into a preallocated segment, whose zeroes went to the disk around the
+// page cache, make the kernel read nothing: a write that covered part of an uncached
+// page had it read from the disk first, inside the log writer's write.
+func TestFramesInAPreparedSegmentReadNothingFromTheDisk(t *testing.T) {
+	if _, err := procReadBytes(); err != nil {
+		t.Skipf("no per-process I/O counters: %v", err)
+	}
+	limit, after := walSegmentLimit, walPrepareAfter
+	walSegmentLimit, walPrepareAfter = 4<<20, 64<<10
+	defer func() { walSegmentLimit, walPrepareAfter = limit, after }()
+	s := quietOpen(t, t.TempDir())
+	defer s.Close()
+	var inPrepared atomic.Bool
+	hook := func() { inPrepared.Store(s.wal.prealloc) } // runs on the writer's goroutine
+	s.wal.beforeSync.Store(&hook)
+	value := strings.Repeat("v", 700) // frames that end mid-page
+	for i := 0; !inPrepared.Load(); i++ {
+		if i == 100_000 {
+			t.Fatal("the log never moved into a prepared segment")
+		}
+		if err := setKey(s, fmt.Sprint("fill:", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := procReadBytes()
+	for i := range 500 { // about 90 pages
+		if err := setKey(s, fmt.Sprint("k:", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := procReadBytes(); got != before {
+		t.Fatalf("500 commits into a prepared segment read %d bytes from the disk, want none", got-before)
+	}
+}
+
+// procReadBytes is the bytes this process has had read from a block device.
+func procReadBytes() (int64, error) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "read_bytes: "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, errors.New("no read_bytes in /proc/self/io")
+}
