@@ -140,6 +140,7 @@ type applyBatch struct {
 // it to fail on demand (Options.logFault).
 type logFile interface {
 	io.Writer
+	io.WriterAt
 	io.Seeker
 	// Sync makes what was written durable (fdatasync).
 	Sync() error
@@ -165,6 +166,14 @@ func (f faultyFile) Write(b []byte) (int, error) {
 		return n, err
 	}
 	return f.logFile.Write(b)
+}
+
+func (f faultyFile) WriteAt(b []byte, off int64) (int, error) {
+	if err := f.fault("write", f.path); err != nil {
+		n, _ := f.logFile.WriteAt(b[:len(b)/2], off)
+		return n, err
+	}
+	return f.logFile.WriteAt(b, off)
 }
 
 func (f faultyFile) Sync() error {
@@ -414,18 +423,18 @@ func (w *wal) write(buf []byte) error {
 		return nil
 	}
 	pad := 0
+	var err error
 	if w.prealloc {
+		// Written at the frame's offset: the next frame starts where this one ended,
+		// inside the zeroes written with it.
 		pad = pagePad(w.size+int64(len(buf)), walSegmentLimit)
 		buf = append(buf, zeroPage[:pad]...)
+		_, err = w.f.WriteAt(buf, w.size)
+	} else {
+		_, err = w.f.Write(buf)
 	}
-	if _, err := w.f.Write(buf); err != nil {
+	if err != nil {
 		return err
-	}
-	if pad > 0 {
-		// The next frame starts where this one ended, in the page just written.
-		if _, err := w.f.Seek(-int64(pad), io.SeekCurrent); err != nil {
-			return err
-		}
 	}
 	n := len(buf) - pad
 	w.stats.bytes.Add(int64(n))

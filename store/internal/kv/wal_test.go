@@ -782,23 +782,11 @@ func TestFramesInAPreparedSegmentReadNothingFromTheDisk(t *testing.T) {
 	if _, err := procReadBytes(); err != nil {
 		t.Skipf("no per-process I/O counters: %v", err)
 	}
-	limit, after := walSegmentLimit, walPrepareAfter
-	walSegmentLimit, walPrepareAfter = 4<<20, 64<<10
-	defer func() { walSegmentLimit, walPrepareAfter = limit, after }()
+	useSmallSegments(t)
 	s := quietOpen(t, t.TempDir())
 	defer s.Close()
-	var inPrepared atomic.Bool
-	hook := func() { inPrepared.Store(s.wal.prealloc) } // runs on the writer's goroutine
-	s.wal.beforeSync.Store(&hook)
+	moveIntoPreparedSegment(t, s)
 	value := strings.Repeat("v", 700) // frames that end mid-page
-	for i := 0; !inPrepared.Load(); i++ {
-		if i == 100_000 {
-			t.Fatal("the log never moved into a prepared segment")
-		}
-		if err := setKey(s, fmt.Sprint("fill:", i), value); err != nil {
-			t.Fatal(err)
-		}
-	}
 	before, _ := procReadBytes()
 	for i := range 500 { // about 90 pages
 		if err := setKey(s, fmt.Sprint("k:", i), value); err != nil {
@@ -807,6 +795,32 @@ func TestFramesInAPreparedSegmentReadNothingFromTheDisk(t *testing.T) {
 	}
 	if got, _ := procReadBytes(); got != before {
 		t.Fatalf("500 commits into a prepared segment read %d bytes from the disk, want none", got-before)
+	}
+}
+
+// useSmallSegments has the log prepare a 4 MiB segment once 64 KiB were written, for
+// the rest of the test.
+func useSmallSegments(t *testing.T) {
+	limit, after := walSegmentLimit, walPrepareAfter
+	walSegmentLimit, walPrepareAfter = 4<<20, 64<<10
+	t.Cleanup(func() { walSegmentLimit, walPrepareAfter = limit, after })
+}
+
+// moveIntoPreparedSegment commits until the log writes into a preallocated segment.
+func moveIntoPreparedSegment(t *testing.T, s *DB) {
+	t.Helper()
+	var inPrepared atomic.Bool
+	hook := func() { inPrepared.Store(s.wal.prealloc) } // runs on the writer's goroutine
+	s.wal.beforeSync.Store(&hook)
+	defer s.wal.beforeSync.Store(nil)
+	value := strings.Repeat("v", 700)
+	for i := 0; !inPrepared.Load(); i++ {
+		if i == 100_000 {
+			t.Fatal("the log never moved into a prepared segment")
+		}
+		if err := setKey(s, fmt.Sprint("fill:", i), value); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

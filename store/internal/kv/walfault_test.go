@@ -71,11 +71,22 @@ func readModifyWrite(s *DB, key, val string) (seen string, err error) {
 // skipped the acknowledged version behind them, and a clean stop deleted the log: the
 // key read back empty (10,880 deposits answered 200, balance 0 after a restart).
 func TestFailedCommitLeavesNoTrace(t *testing.T) {
-	for _, op := range []string{"write", "sync"} {
-		t.Run(op, func(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		op       string
+		prepared bool // in a preallocated segment, whose frames are written at their offset
+	}{{"write", "write", false}, {"sync", "sync", false}, {"prepared segment/write", "write", true}, {"prepared segment/sync", "sync", true}} {
+		op := tc.op
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			f := newFaultSwitch(syscall.EIO, false)
+			if tc.prepared {
+				useSmallSegments(t)
+			}
 			s := openFaulty(t, dir, f)
+			if tc.prepared {
+				moveIntoPreparedSegment(t, s)
+			}
 			if err := setKey(s, "balance", "100"); err != nil {
 				t.Fatal(err)
 			}
