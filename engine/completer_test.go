@@ -138,6 +138,15 @@ func TestCompletionsShareOneCommit(t *testing.T) {
 	for _, id := range ids {
 		env.WaitStatus(t, id, store.OrderActive, 5*time.Second)
 	}
+	// The recorder counts a commit once the store returned, which may be after the
+	// orders read active.
+	hangartest.WaitFor(t, 5*time.Second, "the completion commits to be recorded", func() bool {
+		n := 0
+		for _, c := range rec.commits() {
+			n += c
+		}
+		return n >= orders
+	})
 	if got := rec.commits(); len(got) != 2 || got[0] != 1 || got[1] != orders-1 {
 		t.Fatalf("completion commits made %v orders active, want [1 %d]: the first alone, the rest together", got, orders-1)
 	}
