@@ -74,7 +74,7 @@ const (
 )
 
 func rateLimitKey(userID int64) []byte {
-	return strconv.AppendInt([]byte(prefixRateLimit), userID, 10)
+	return intKey(prefixRateLimit, userID)
 }
 
 func inboxKey(updateID int64) []byte { return u64Key(prefixInbox, uint64(updateID)) }
@@ -82,6 +82,13 @@ func outlogKey(seq uint64) []byte    { return u64Key(prefixOutlog, seq) }
 func seqKey(name string) []byte      { return []byte(prefixSeq + name) }
 
 // u64Key appends n big-endian so that keys under one prefix iterate in numeric order.
+// intKey is prefix and n in decimal, in one allocation: []byte(prefix) then AppendInt
+// took two, and the balance, window and order-rate keys are built on every order and
+// update.
+func intKey(prefix string, n int64) []byte {
+	return strconv.AppendInt(append(make([]byte, 0, len(prefix)+20), prefix...), n, 10)
+}
+
 func u64Key(prefix string, n uint64) []byte {
 	k := make([]byte, len(prefix)+8)
 	copy(k, prefix)
@@ -112,7 +119,7 @@ func orderUserKey(user, id int64) []byte { return u64Key(orderUserPrefix(user), 
 
 func deadLetterKey(id int64) []byte { return u64Key(prefixDeadLetter, uint64(id)) }
 
-func balanceKey(user int64) []byte { return strconv.AppendInt([]byte(prefixBalance), user, 10) }
+func balanceKey(user int64) []byte { return intKey(prefixBalance, user) }
 
 func ledgerPrefix(user int64) string { return prefixLedger + strconv.FormatInt(user, 10) + ":" }
 
@@ -124,11 +131,11 @@ func ledgerKey(user int64, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 
-func orderRateKey(user int64) []byte { return strconv.AppendInt([]byte(prefixOrderRate), user, 10) }
+func orderRateKey(user int64) []byte { return intKey(prefixOrderRate, user) }
 
 func quoteKey(nonce string) []byte { return []byte(prefixQuote + nonce) }
 
 func invoiceKey(nonce string) []byte    { return []byte(prefixInvoice + nonce) }
 func paymentKey(chargeID string) []byte { return []byte(prefixPayment + chargeID) }
 func paymentSeqKey(seq uint64) []byte   { return u64Key(prefixPaymentSeq, seq) }
-func languageKey(user int64) []byte     { return strconv.AppendInt([]byte(prefixLanguage), user, 10) }
+func languageKey(user int64) []byte     { return intKey(prefixLanguage, user) }

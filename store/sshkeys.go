@@ -1,7 +1,6 @@
 package store
 
 import (
-	"strconv"
 	"time"
 )
 
@@ -46,4 +45,4 @@ func (s *Store) DeleteSSHKey(user int64) error {
 	return nil
 }
 
-func sshKeyKey(user int64) []byte { return strconv.AppendInt([]byte(prefixSSHKey), user, 10) }
+func sshKeyKey(user int64) []byte { return intKey(prefixSSHKey, user) }
