@@ -88,7 +88,7 @@ type billingDeps struct {
 	store      BillingStore
 	dispatcher *actor.PID
 	outbox     *actor.PID
-	feed       *actor.PID
+	feed       *feedRef
 	metrics    *metrics
 	notes      notes
 	steps      *prometheus.CounterVec
@@ -411,7 +411,9 @@ func (b *billingActor) afterCommit(c *actor.Context, before, o store.Order, queu
 	if o.Op != "" {
 		c.Send(b.d.dispatcher, opEnqueue(before, o))
 	}
-	c.Send(b.d.feed, publishEvent{ev: orderFeedEvent(o, event, b.d.cfg.Clock.Now())})
+	if b.d.feed.watched() {
+		c.Send(b.d.feed.pid, publishEvent{ev: orderFeedEvent(o, event, b.d.cfg.Clock.Now())})
+	}
 	b.d.steps.WithLabelValues(event).Inc()
 	b.d.cfg.Logger.Info("billing", "order", o.ID, "event", event, "status", o.Status, "period", o.Period, "paid_until", o.PaidUntil)
 	b.schedule(o, now)

@@ -92,7 +92,9 @@ func (e *Engine) CreateBroadcast(text, by string) (store.Broadcast, error) {
 	}
 	e.cfg.Logger.Info("broadcast created", "id", b.ID, "recipients", b.Total)
 	e.actors.Send(e.bcast.pid, broadcastPoke{})
-	e.actors.Send(e.feed, publishEvent{ev: Event{Type: "broadcast", Data: b}})
+	if e.feed.watched() {
+		e.actors.Send(e.feed.pid, publishEvent{ev: Event{Type: "broadcast", Data: b}})
+	}
 	return b, nil
 }
 
@@ -128,7 +130,9 @@ func (e *Engine) CancelBroadcast(id int64) (store.Broadcast, error) {
 	if e.started.Load() {
 		e.actors.Send(e.bcast.pid, broadcastPoke{})
 	}
-	e.actors.Send(e.feed, publishEvent{ev: Event{Type: "broadcast", Data: b}})
+	if e.feed.watched() {
+		e.actors.Send(e.feed.pid, publishEvent{ev: Event{Type: "broadcast", Data: b}})
+	}
 	e.cfg.Logger.Info("broadcast cancelled", "id", id, "sent", b.Sent, "of", b.Total)
 	return b, nil
 }
@@ -174,7 +178,7 @@ type broadcasterDeps struct {
 	meter     *sendMeter
 	cancelled *sync.Map
 	engine    *actor.Engine
-	feed      *actor.PID
+	feed      *feedRef
 	metrics   *metrics
 }
 
@@ -428,7 +432,9 @@ func (b *broadcaster) commit() {
 	b.sent, b.failed, b.blocked, b.blockedUsers, b.lastError = 0, 0, 0, nil, ""
 	b.cur.Sent, b.cur.Failed, b.cur.Blocked, b.cur.Next, b.cur.State = got.Sent, got.Failed, got.Blocked, got.Next, got.State
 	if b.d.feed != nil {
-		b.d.engine.Send(b.d.feed, publishEvent{ev: Event{Type: "broadcast", Data: got}})
+		if b.d.feed.watched() {
+			b.d.engine.Send(b.d.feed.pid, publishEvent{ev: Event{Type: "broadcast", Data: got}})
+		}
 	}
 	if !got.Active() {
 		if got.State == store.BroadcastDone {

@@ -104,7 +104,9 @@ func (k *completer) complete(c *actor.Context, batch []*completeAttempt) {
 		} else {
 			queued = append(queued, r.Notes...)
 		}
-		c.Send(k.d.feed, publishEvent{ev: orderFeedEvent(r.Order, "succeeded", now)})
+		if k.d.feed.watched() {
+			c.Send(k.d.feed.pid, publishEvent{ev: orderFeedEvent(r.Order, "succeeded", now)})
+		}
 		if k.d.billing != nil {
 			if pid := k.d.billing(); pid != nil {
 				c.Send(pid, watchOrder{order: &results[i].Order})

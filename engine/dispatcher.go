@@ -88,7 +88,7 @@ type dispatcherDeps struct {
 	pause   *pauseFlag
 	webhook *webhookCell
 	metrics *queueMetrics
-	feed    *actor.PID
+	feed    *feedRef
 	orders  orderDeps
 }
 
@@ -207,7 +207,9 @@ func (q *dispatcher) Receive(c *actor.Context) {
 	case snapshotTick:
 		s := q.stats()
 		q.d.metrics.observe(s)
-		c.Send(q.d.feed, publishEvent{ev: Event{Type: "snapshot", Data: s}})
+		if q.d.feed.watched() {
+			c.Send(q.d.feed.pid, publishEvent{ev: Event{Type: "snapshot", Data: s}})
+		}
 	case statsRequest:
 		c.Respond(q.stats())
 	case setPause:
@@ -648,7 +650,9 @@ func (q *dispatcher) requeueAll(c *actor.Context) orderOpResult {
 }
 
 func (q *dispatcher) publish(c *actor.Context, o store.Order, event string) {
-	c.Send(q.d.feed, publishEvent{ev: orderFeedEvent(o, event, q.d.cfg.Clock.Now())})
+	if q.d.feed.watched() {
+		c.Send(q.d.feed.pid, publishEvent{ev: orderFeedEvent(o, event, q.d.cfg.Clock.Now())})
+	}
 }
 
 func orderFeedEvent(o store.Order, event string, at time.Time) Event {

@@ -168,7 +168,7 @@ type Engine struct {
 	actors     *actor.Engine
 	router     *actor.PID
 	outbox     *actor.PID
-	feed       *actor.PID
+	feed       *feedRef
 	dispatcher *actor.PID
 	started    atomic.Bool
 	stopped    atomic.Bool // Stop has begun
@@ -228,7 +228,7 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 // Start spawns the outbox sender and the update router, which re-delivers every update
 // a previous run acknowledged but did not process.
 func (e *Engine) Start() error {
-	e.feed = e.actors.Spawn(newFeedHub(), "feed", actor.WithID("hub"))
+	e.feed = &feedRef{pid: e.actors.Spawn(newFeedHub(), "feed", actor.WithID("hub"))}
 	e.startBroadcaster() // before the outbox: it meters the sender the outbox is given
 	e.outbox = e.actors.Spawn(newOutboxSender(e.outboxDeps()), "outbox", actor.WithID("sender"))
 	e.dispatcher = e.actors.Spawn(newDispatcher(e.dispatcherDeps()), "queue", actor.WithID("dispatcher"))
@@ -295,7 +295,7 @@ func (e *Engine) Stop(ctx context.Context) {
 	for _, a := range []struct {
 		name string
 		pid  *actor.PID
-	}{{"update router", e.router}, {"dispatcher", e.dispatcher}, {"broadcaster", e.bcast.pid}, {"outbox sender", e.outbox}, {"event feed", e.feed}} {
+	}{{"update router", e.router}, {"dispatcher", e.dispatcher}, {"broadcaster", e.bcast.pid}, {"outbox sender", e.outbox}, {"event feed", e.feed.pid}} {
 		e.cfg.Logger.Debug("waiting for actor to finish its mailbox", "actor", a.name)
 		select {
 		case <-e.actors.Poison(a.pid).Done():

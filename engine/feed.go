@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -37,6 +38,20 @@ type RateLimitEvent struct {
 type DroppedEvent struct {
 	Count int `json:"count"`
 }
+
+// feedRef is the feed hub and how many subscribers it has. Every step of every order
+// and every message logged was an actor message to the hub, a hand-off to its
+// goroutine, whether or not a console was watching; publishers now ask watched first
+// and send nothing while nobody is. watchers is counted by Subscribe and its cancel,
+// outside the hub, so that an event published after Subscribe returns is never held
+// back.
+type feedRef struct {
+	pid      *actor.PID
+	watchers atomic.Int64
+}
+
+// watched reports whether a console subscribes to the feed.
+func (f *feedRef) watched() bool { return f != nil && f.watchers.Load() > 0 }
 
 // Messages the feed hub understands.
 type (

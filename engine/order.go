@@ -67,7 +67,7 @@ type orderDeps struct {
 	catalog    *catalog.Catalog
 	metrics    *metrics
 	queue      *queueMetrics
-	feed       *actor.PID
+	feed       *feedRef
 	outbox     func() *actor.PID
 	notes      notes
 	password   PasswordSource
@@ -448,5 +448,7 @@ func (a *orderActor) storeTrouble(c *actor.Context, o *store.Order, now time.Tim
 }
 
 func (a *orderActor) publish(c *actor.Context, o store.Order, event string) {
-	c.Send(a.d.feed, publishEvent{ev: orderFeedEvent(o, event, a.d.cfg.Clock.Now())})
+	if a.d.feed.watched() {
+		c.Send(a.d.feed.pid, publishEvent{ev: orderFeedEvent(o, event, a.d.cfg.Clock.Now())})
+	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hangarhq/hangar/engine/catalog"
@@ -46,7 +47,9 @@ func (e *Engine) CreateOrder(req OrderRequest) (store.Order, error) {
 		return store.Order{}, err
 	}
 	e.actors.Send(e.dispatcher, enqueueOrder{order: o})
-	e.actors.Send(e.feed, publishEvent{ev: orderFeedEvent(o, "enqueued", e.cfg.Clock.Now())})
+	if e.feed.watched() {
+		e.actors.Send(e.feed.pid, publishEvent{ev: orderFeedEvent(o, "enqueued", e.cfg.Clock.Now())})
+	}
 	return o, nil
 }
 
@@ -137,8 +140,17 @@ func (e *Engine) Subscribe(size int) (<-chan Event, func(), error) {
 	}
 	id := e.subs.Add(1)
 	ch := make(chan Event, size)
-	e.actors.Send(e.feed, subscribeFeed{id: id, ch: ch})
-	return ch, func() { e.actors.Send(e.feed, unsubscribeFeed{id: id}) }, nil
+	// Counted before the hub hears of it: every event published from now on reaches
+	// the hub (see feedRef).
+	e.feed.watchers.Add(1)
+	e.actors.Send(e.feed.pid, subscribeFeed{id: id, ch: ch})
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			e.actors.Send(e.feed.pid, unsubscribeFeed{id: id})
+			e.feed.watchers.Add(-1)
+		})
+	}, nil
 }
 
 // IsNotFound reports whether err means the order does not exist.
@@ -208,7 +220,9 @@ func (e *Engine) RenewOrder(id int64) (store.Order, error) {
 	if done.Op != "" {
 		e.actors.Send(e.dispatcher, opEnqueue(o, done))
 	}
-	e.actors.Send(e.feed, publishEvent{ev: orderFeedEvent(done, "renewed", now)})
+	if e.feed.watched() {
+		e.actors.Send(e.feed.pid, publishEvent{ev: orderFeedEvent(done, "renewed", now)})
+	}
 	return done, nil
 }
 
@@ -223,6 +237,8 @@ func (e *Engine) SetAutoRenew(id int64, on bool) (store.Order, error) {
 	if err != nil {
 		return done, err
 	}
-	e.actors.Send(e.feed, publishEvent{ev: orderFeedEvent(done, "auto_renew", now)})
+	if e.feed.watched() {
+		e.actors.Send(e.feed.pid, publishEvent{ev: orderFeedEvent(done, "auto_renew", now)})
+	}
 	return done, nil
 }

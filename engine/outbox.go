@@ -51,7 +51,7 @@ type outboxDeps struct {
 	// start instead of holding up the shutdown behind Telegram.
 	stop     context.Context
 	engine   *actor.Engine
-	feed     *actor.PID
+	feed     *feedRef
 	password PasswordSource
 	cfg      Config
 	store    OutboxStore
@@ -420,11 +420,13 @@ func (o *outboxSender) commitDone() {
 	if err := o.d.store.FinishMessages(o.done); err != nil {
 		o.d.cfg.Logger.Error("outbox: could not record sent messages", "count", len(o.done), "err", err)
 	}
-	if o.d.feed != nil {
+	if o.d.feed.watched() {
 		for _, f := range o.done {
 			m := f.Message
 			m.Status, m.LastError, m.Text, m.LogText = f.Status, f.Error, m.Loggable(), ""
-			o.d.engine.Send(o.d.feed, publishEvent{ev: Event{Type: "message", Data: m}})
+			if o.d.feed.watched() {
+				o.d.engine.Send(o.d.feed.pid, publishEvent{ev: Event{Type: "message", Data: m}})
+			}
 		}
 	}
 	o.done = o.done[:0]

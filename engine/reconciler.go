@@ -102,7 +102,7 @@ type reconcilerDeps struct {
 	store     ReconcileStore
 	providers map[string]Provider
 	metrics   *reconcileMetrics
-	feed      *actor.PID
+	feed      *feedRef
 	outbox    *actor.PID
 	scrub     scrubber
 	// passwords are swept on the termination tick: destroyed once past their window.
@@ -294,7 +294,9 @@ func (r *reconciler) report(c *actor.Context, rep ReconcileReport) {
 			r.d.cfg.Logger.Error("reconcile: could not store the findings", "err", err)
 		}
 	}
-	c.Send(r.d.feed, publishEvent{ev: Event{Type: "reconcile", Data: rep}})
+	if r.d.feed.watched() {
+		c.Send(r.d.feed.pid, publishEvent{ev: Event{Type: "reconcile", Data: rep}})
+	}
 	if len(rep.Duplicates)+len(rep.Orphans) > 0 {
 		r.d.cfg.Logger.Warn("reconcile: servers no live order accounts for", "duplicates", len(rep.Duplicates),
 			"orphans", len(rep.Orphans), "deleted", rep.Deleted)
@@ -393,7 +395,9 @@ func (r *reconciler) retryTerminations(c *actor.Context) {
 		}
 		delete(r.terminating, id)
 		c.Send(r.d.outbox, pokeOutbox{})
-		c.Send(r.d.feed, publishEvent{ev: orderFeedEvent(done, "terminated", r.d.cfg.Clock.Now())})
+		if r.d.feed.watched() {
+			c.Send(r.d.feed.pid, publishEvent{ev: orderFeedEvent(done, "terminated", r.d.cfg.Clock.Now())})
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ type routerDeps struct {
 	metrics    *metrics
 	outbox     func() *actor.PID
 	dispatcher *actor.PID
-	feed       *actor.PID
+	feed       *feedRef
 }
 
 // userEntry is one live user actor.

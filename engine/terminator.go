@@ -96,7 +96,9 @@ func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResul
 		return orderOpResult{err: err}
 	}
 	c.Send(t.d.outbox(), pokeOutbox{})
-	c.Send(t.d.feed, publishEvent{ev: orderFeedEvent(done, "terminated", now)})
+	if t.d.feed.watched() {
+		c.Send(t.d.feed.pid, publishEvent{ev: orderFeedEvent(done, "terminated", now)})
+	}
 	return orderOpResult{order: done, err: err}
 }
 

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +46,7 @@ type userDeps struct {
 	metrics    *metrics
 	outbox     *actor.PID
 	dispatcher *actor.PID
-	feed       *actor.PID
+	feed       *feedRef
 	// entry is this actor's place in the router's directory and pending the engine's
 	// count of updates handed to actors: both count down here, once per update, so
 	// that the router hears of no update's end.
@@ -184,8 +186,10 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		}
 		if !allowed {
 			a.d.metrics.rateLimited.Inc()
-			c.Send(a.d.feed, publishEvent{ev: Event{Type: "ratelimit", Data: RateLimitEvent{
-				At: now, UserID: a.userID, Count: a.window.Count, Limited: true}}})
+			if a.d.feed.watched() {
+				c.Send(a.d.feed.pid, publishEvent{ev: Event{Type: "ratelimit", Data: RateLimitEvent{
+					At: now, UserID: a.userID, Count: a.window.Count, Limited: true}}})
+			}
 		}
 	}
 	// Effects (an order to queue, a server to delete) follow from writes the bot made
@@ -194,7 +198,9 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		for _, e := range effects {
 			switch e.(type) {
 			case publishEvent:
-				c.Send(a.d.feed, e)
+				if a.d.feed.watched() {
+					c.Send(a.d.feed.pid, e)
+				}
 			default:
 				c.Send(a.d.dispatcher, e)
 			}
@@ -224,9 +230,12 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		case logOnly:
 			for _, m := range queued {
 				a.d.metrics.messages.WithLabelValues("logged").Inc()
-				a.d.cfg.Logger.Info("telegram sending is off; message logged", "chat", m.ChatID, "text", m.Loggable())
+				a.d.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "telegram sending is off; message logged",
+					slog.Int64("chat", m.ChatID), slog.String("text", m.Loggable()))
 				m.Status = store.MessageLogged
-				c.Send(a.d.feed, publishEvent{ev: Event{Type: "message", Data: m}})
+				if a.d.feed.watched() {
+					c.Send(a.d.feed.pid, publishEvent{ev: Event{Type: "message", Data: m}})
+				}
 			}
 		default:
 			c.Send(a.d.outbox, queuedMessages{msgs: queued})
