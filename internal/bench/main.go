@@ -66,6 +66,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured load before each measured run")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write CPU profiles of the measured phases next to this path: for x.prof, x.webhook.prof, x.views.prof, x.orders-accept-N.prof, x.orders-drain-N.prof for run N (the generator's goroutines are labelled bench=load)")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile (allocations of the whole run: -sample_index=alloc_space) to this file at the end")
+	fs.IntVar(&runtime.MemProfileRate, "memprofilerate", runtime.MemProfileRate, "bytes allocated per heap profile sample; 1 records every allocation (exact counts, a slower run)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
