@@ -68,16 +68,16 @@ func (n notes) ready(o store.Order, password string) (msg store.OutboxMessage, t
 		return []any{"Title", p.T("ReadyTitle", "ID", o.ID), "Plan", html.EscapeString(n.planName(o.SpecID)),
 			"Region", html.EscapeString(o.Region), "IP", html.EscapeString(o.IPAddress), "Password", pw}
 	}
-	msg = htmlMessage(o.ChatID, p.T("Ready", fields(store.RootPasswordPlaceholder)...))
-	if password == passwordUnknown {
-		msg.Text = p.T("ReadyPasswordLost", fields("")...)
-		return msg, false
-	}
-	if password == "" {
+	// Each case renders only the texts it sends: this runs once per completed order.
+	switch password {
+	case passwordUnknown:
+		return htmlMessage(o.ChatID, p.T("ReadyPasswordLost", fields("")...)), false
+	case "":
+		msg = htmlMessage(o.ChatID, p.T("Ready", fields(store.RootPasswordPlaceholder)...))
 		msg.SecretOrderID = o.ID
 		return msg, false
 	}
-	msg.Text = p.T("Ready", fields(html.EscapeString(password))...)
+	msg = htmlMessage(o.ChatID, p.T("Ready", fields(html.EscapeString(password))...))
 	msg.LogText = p.T("Ready", fields(store.PasswordMask)...)
 	return msg, true
 }

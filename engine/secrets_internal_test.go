@@ -65,3 +65,43 @@ func TestScrubbedErrorKeepsRetryAfterAndPermanent(t *testing.T) {
 		t.Fatalf("permanence lost: %v", perm)
 	}
 }
+
+// The ready message carries the password only in memory: stored with a placeholder
+// the sender fills in, sent in clear with a masked log copy, or told lost.
+func TestReadyMessageKeepsThePasswordOutOfWhatIsStored(t *testing.T) {
+	o := store.Order{ID: 42, ChatID: 7, TelegramUserID: 7, SpecID: "g6-nanode-1", Region: "ap-northeast", IPAddress: "192.0.2.9"}
+	const pw = "Xy7<Kp2mNq9"
+	for _, tc := range []struct {
+		name, password     string
+		transient          bool
+		secretOrder        int64
+		textHas, textLacks string
+		logHas             string
+	}{
+		{name: "re-derived at send time", password: "", secretOrder: 42,
+			textHas: store.RootPasswordPlaceholder, textLacks: pw},
+		{name: "chosen by the provider", password: pw, transient: true,
+			textHas: "Xy7&lt;Kp2mNq9", textLacks: store.RootPasswordPlaceholder, logHas: store.PasswordMask},
+		{name: "lost", password: passwordUnknown,
+			textLacks: store.RootPasswordPlaceholder},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, transient := notes{}.ready(o, tc.password)
+			if transient != tc.transient || msg.SecretOrderID != tc.secretOrder {
+				t.Fatalf("transient %v secret order %d, want %v %d", transient, msg.SecretOrderID, tc.transient, tc.secretOrder)
+			}
+			if !strings.Contains(msg.Text, "192.0.2.9") || (tc.textHas != "" && !strings.Contains(msg.Text, tc.textHas)) {
+				t.Fatalf("text %q lacks the address or %q", msg.Text, tc.textHas)
+			}
+			if strings.Contains(msg.Text, tc.textLacks) || strings.Contains(msg.Text, "\x00") {
+				t.Fatalf("text %q holds %q", msg.Text, tc.textLacks)
+			}
+			if strings.Contains(msg.LogText, "Kp2mNq9") || (tc.logHas != "" && !strings.Contains(msg.LogText, tc.logHas)) {
+				t.Fatalf("log text %q", msg.LogText)
+			}
+			if tc.logHas == "" && msg.LogText != "" {
+				t.Fatalf("a log text %q where the stored text serves", msg.LogText)
+			}
+		})
+	}
+}
