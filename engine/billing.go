@@ -411,9 +411,7 @@ func (b *billingActor) afterCommit(c *actor.Context, before, o store.Order, queu
 	if o.Op != "" {
 		c.Send(b.d.dispatcher, opEnqueue(before, o))
 	}
-	if b.d.feed.watched() {
-		c.Send(b.d.feed.pid, publishEvent{ev: orderFeedEvent(o, event, b.d.cfg.Clock.Now())})
-	}
+	b.d.feed.publish(c, func() Event { return orderFeedEvent(o, event, b.d.cfg.Clock.Now()) })
 	b.d.steps.WithLabelValues(event).Inc()
 	b.d.cfg.Logger.Info("billing", "order", o.ID, "event", event, "status", o.Status, "period", o.Period, "paid_until", o.PaidUntil)
 	b.schedule(o, now)

@@ -92,9 +92,7 @@ func (e *Engine) CreateBroadcast(text, by string) (store.Broadcast, error) {
 	}
 	e.cfg.Logger.Info("broadcast created", "id", b.ID, "recipients", b.Total)
 	e.actors.Send(e.bcast.pid, broadcastPoke{})
-	if e.feed.watched() {
-		e.actors.Send(e.feed.pid, publishEvent{ev: Event{Type: "broadcast", Data: b}})
-	}
+	e.feed.publish(e.actors, func() Event { return Event{Type: "broadcast", Data: b} })
 	return b, nil
 }
 
@@ -130,9 +128,7 @@ func (e *Engine) CancelBroadcast(id int64) (store.Broadcast, error) {
 	if e.started.Load() {
 		e.actors.Send(e.bcast.pid, broadcastPoke{})
 	}
-	if e.feed.watched() {
-		e.actors.Send(e.feed.pid, publishEvent{ev: Event{Type: "broadcast", Data: b}})
-	}
+	e.feed.publish(e.actors, func() Event { return Event{Type: "broadcast", Data: b} })
 	e.cfg.Logger.Info("broadcast cancelled", "id", id, "sent", b.Sent, "of", b.Total)
 	return b, nil
 }
@@ -431,11 +427,7 @@ func (b *broadcaster) commit() {
 	}
 	b.sent, b.failed, b.blocked, b.blockedUsers, b.lastError = 0, 0, 0, nil, ""
 	b.cur.Sent, b.cur.Failed, b.cur.Blocked, b.cur.Next, b.cur.State = got.Sent, got.Failed, got.Blocked, got.Next, got.State
-	if b.d.feed != nil {
-		if b.d.feed.watched() {
-			b.d.engine.Send(b.d.feed.pid, publishEvent{ev: Event{Type: "broadcast", Data: got}})
-		}
-	}
+	b.d.feed.publish(b.d.engine, func() Event { return Event{Type: "broadcast", Data: got} })
 	if !got.Active() {
 		if got.State == store.BroadcastDone {
 			b.d.cfg.Logger.Info("broadcast finished", "id", got.ID, "sent", got.Sent, "failed", got.Failed, "blocked", got.Blocked)

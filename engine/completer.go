@@ -104,9 +104,7 @@ func (k *completer) complete(c *actor.Context, batch []*completeAttempt) {
 		} else {
 			queued = append(queued, r.Notes...)
 		}
-		if k.d.feed.watched() {
-			c.Send(k.d.feed.pid, publishEvent{ev: orderFeedEvent(r.Order, "succeeded", now)})
-		}
+		k.d.feed.publish(c, func() Event { return orderFeedEvent(r.Order, "succeeded", now) })
 		if k.d.billing != nil {
 			if pid := k.d.billing(); pid != nil {
 				c.Send(pid, watchOrder{order: &results[i].Order})

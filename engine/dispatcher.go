@@ -207,9 +207,7 @@ func (q *dispatcher) Receive(c *actor.Context) {
 	case snapshotTick:
 		s := q.stats()
 		q.d.metrics.observe(s)
-		if q.d.feed.watched() {
-			c.Send(q.d.feed.pid, publishEvent{ev: Event{Type: "snapshot", Data: s}})
-		}
+		q.d.feed.publish(c, func() Event { return Event{Type: "snapshot", Data: s} })
 	case statsRequest:
 		c.Respond(q.stats())
 	case setPause:
@@ -650,9 +648,7 @@ func (q *dispatcher) requeueAll(c *actor.Context) orderOpResult {
 }
 
 func (q *dispatcher) publish(c *actor.Context, o store.Order, event string) {
-	if q.d.feed.watched() {
-		c.Send(q.d.feed.pid, publishEvent{ev: orderFeedEvent(o, event, q.d.cfg.Clock.Now())})
-	}
+	q.d.feed.publish(c, func() Event { return orderFeedEvent(o, event, q.d.cfg.Clock.Now()) })
 }
 
 func orderFeedEvent(o store.Order, event string, at time.Time) Event {

@@ -53,6 +53,20 @@ type feedRef struct {
 // watched reports whether a console subscribes to the feed.
 func (f *feedRef) watched() bool { return f != nil && f.watchers.Load() > 0 }
 
+// sender is what publishes: an actor's context or the actor engine.
+type sender interface {
+	Send(pid *actor.PID, msg any)
+}
+
+// publish sends the hub the event build makes, while a console watches. build runs
+// only then (it allocates: the event's data is boxed), so an unwatched feed costs
+// publishers one atomic load.
+func (f *feedRef) publish(s sender, build func() Event) {
+	if f.watched() {
+		s.Send(f.pid, publishEvent{ev: build()})
+	}
+}
+
 // Messages the feed hub understands.
 type (
 	subscribeFeed struct {

@@ -448,7 +448,5 @@ func (a *orderActor) storeTrouble(c *actor.Context, o *store.Order, now time.Tim
 }
 
 func (a *orderActor) publish(c *actor.Context, o store.Order, event string) {
-	if a.d.feed.watched() {
-		c.Send(a.d.feed.pid, publishEvent{ev: orderFeedEvent(o, event, a.d.cfg.Clock.Now())})
-	}
+	a.d.feed.publish(c, func() Event { return orderFeedEvent(o, event, a.d.cfg.Clock.Now()) })
 }

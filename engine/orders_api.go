@@ -47,9 +47,7 @@ func (e *Engine) CreateOrder(req OrderRequest) (store.Order, error) {
 		return store.Order{}, err
 	}
 	e.actors.Send(e.dispatcher, enqueueOrder{order: o})
-	if e.feed.watched() {
-		e.actors.Send(e.feed.pid, publishEvent{ev: orderFeedEvent(o, "enqueued", e.cfg.Clock.Now())})
-	}
+	e.feed.publish(e.actors, func() Event { return orderFeedEvent(o, "enqueued", e.cfg.Clock.Now()) })
 	return o, nil
 }
 
@@ -220,9 +218,7 @@ func (e *Engine) RenewOrder(id int64) (store.Order, error) {
 	if done.Op != "" {
 		e.actors.Send(e.dispatcher, opEnqueue(o, done))
 	}
-	if e.feed.watched() {
-		e.actors.Send(e.feed.pid, publishEvent{ev: orderFeedEvent(done, "renewed", now)})
-	}
+	e.feed.publish(e.actors, func() Event { return orderFeedEvent(done, "renewed", now) })
 	return done, nil
 }
 
@@ -237,8 +233,6 @@ func (e *Engine) SetAutoRenew(id int64, on bool) (store.Order, error) {
 	if err != nil {
 		return done, err
 	}
-	if e.feed.watched() {
-		e.actors.Send(e.feed.pid, publishEvent{ev: orderFeedEvent(done, "auto_renew", now)})
-	}
+	e.feed.publish(e.actors, func() Event { return orderFeedEvent(done, "auto_renew", now) })
 	return done, nil
 }

@@ -420,14 +420,12 @@ func (o *outboxSender) commitDone() {
 	if err := o.d.store.FinishMessages(o.done); err != nil {
 		o.d.cfg.Logger.Error("outbox: could not record sent messages", "count", len(o.done), "err", err)
 	}
-	if o.d.feed.watched() {
-		for _, f := range o.done {
+	for _, f := range o.done {
+		o.d.feed.publish(o.d.engine, func() Event {
 			m := f.Message
 			m.Status, m.LastError, m.Text, m.LogText = f.Status, f.Error, m.Loggable(), ""
-			if o.d.feed.watched() {
-				o.d.engine.Send(o.d.feed.pid, publishEvent{ev: Event{Type: "message", Data: m}})
-			}
-		}
+			return Event{Type: "message", Data: m}
+		})
 	}
 	o.done = o.done[:0]
 }

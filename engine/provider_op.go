@@ -130,9 +130,7 @@ func (a *opActor) record(c *actor.Context, op string, cause error) attemptFinish
 	if outcome == outcomeDeadLettered {
 		a.d.cfg.Logger.Warn("provider operation dead-lettered", "order", a.id, "op", op, "err", cause)
 	}
-	if a.d.feed.watched() {
-		c.Send(a.d.feed.pid, publishEvent{ev: orderFeedEvent(done, event, now)})
-	}
+	a.d.feed.publish(c, func() Event { return orderFeedEvent(done, event, now) })
 	return attemptFinished{id: a.id, outcome: outcome, order: done}
 }
 

@@ -294,9 +294,7 @@ func (r *reconciler) report(c *actor.Context, rep ReconcileReport) {
 			r.d.cfg.Logger.Error("reconcile: could not store the findings", "err", err)
 		}
 	}
-	if r.d.feed.watched() {
-		c.Send(r.d.feed.pid, publishEvent{ev: Event{Type: "reconcile", Data: rep}})
-	}
+	r.d.feed.publish(c, func() Event { return Event{Type: "reconcile", Data: rep} })
 	if len(rep.Duplicates)+len(rep.Orphans) > 0 {
 		r.d.cfg.Logger.Warn("reconcile: servers no live order accounts for", "duplicates", len(rep.Duplicates),
 			"orphans", len(rep.Orphans), "deleted", rep.Deleted)
@@ -395,9 +393,7 @@ func (r *reconciler) retryTerminations(c *actor.Context) {
 		}
 		delete(r.terminating, id)
 		c.Send(r.d.outbox, pokeOutbox{})
-		if r.d.feed.watched() {
-			c.Send(r.d.feed.pid, publishEvent{ev: orderFeedEvent(done, "terminated", r.d.cfg.Clock.Now())})
-		}
+		r.d.feed.publish(c, func() Event { return orderFeedEvent(done, "terminated", r.d.cfg.Clock.Now()) })
 	}
 }
 

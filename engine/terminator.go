@@ -96,9 +96,7 @@ func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResul
 		return orderOpResult{err: err}
 	}
 	c.Send(t.d.outbox(), pokeOutbox{})
-	if t.d.feed.watched() {
-		c.Send(t.d.feed.pid, publishEvent{ev: orderFeedEvent(done, "terminated", now)})
-	}
+	t.d.feed.publish(c, func() Event { return orderFeedEvent(done, "terminated", now) })
 	return orderOpResult{order: done, err: err}
 }
 

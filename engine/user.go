@@ -186,21 +186,18 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		}
 		if !allowed {
 			a.d.metrics.rateLimited.Inc()
-			if a.d.feed.watched() {
-				c.Send(a.d.feed.pid, publishEvent{ev: Event{Type: "ratelimit", Data: RateLimitEvent{
-					At: now, UserID: a.userID, Count: a.window.Count, Limited: true}}})
-			}
+			a.d.feed.publish(c, func() Event {
+				return Event{Type: "ratelimit", Data: RateLimitEvent{At: now, UserID: a.userID, Count: a.window.Count, Limited: true}}
+			})
 		}
 	}
 	// Effects (an order to queue, a server to delete) follow from writes the bot made
 	// already, so they go out whatever happens to the update's own commit.
 	defer func() {
 		for _, e := range effects {
-			switch e.(type) {
+			switch e := e.(type) {
 			case publishEvent:
-				if a.d.feed.watched() {
-					c.Send(a.d.feed.pid, e)
-				}
+				a.d.feed.publish(c, func() Event { return e.ev })
 			default:
 				c.Send(a.d.dispatcher, e)
 			}
@@ -233,9 +230,7 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 				a.d.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "telegram sending is off; message logged",
 					slog.Int64("chat", m.ChatID), slog.String("text", m.Loggable()))
 				m.Status = store.MessageLogged
-				if a.d.feed.watched() {
-					c.Send(a.d.feed.pid, publishEvent{ev: Event{Type: "message", Data: m}})
-				}
+				a.d.feed.publish(c, func() Event { return Event{Type: "message", Data: m} })
 			}
 		default:
 			c.Send(a.d.outbox, queuedMessages{msgs: queued})
