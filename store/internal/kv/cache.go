@@ -3,6 +3,7 @@ package kv
 import (
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // cache keeps applied entries in the overlay after Badger has them, up to a byte
@@ -44,6 +45,9 @@ func entrySize(e *walEntry) int { return len(e.key) + len(e.val) + entryOverhead
 // everything was read, a pass looks at the whole queue, about 90 ms for 350,000
 // entries on two cores, and with c.mu held throughout such a commit took 200 ms.
 func (c *cache) admit(entries []*walEntry) {
+	if c.budget > 0 {
+		entries = c.detach(entries)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.budget <= 0 {
@@ -66,6 +70,50 @@ func (c *cache) admit(entries []*walEntry) {
 }
 
 const evictChunk = 1024
+
+// detach returns what the cache keeps of a batch the applier wrote: for each entry
+// still its key's current one, a copy that replaces it in the overlay, all of the
+// batch's copies in one block and their keys in one arena.
+//
+// Why: a commit's entries are carved from blocks shared with the commits around it,
+// their keys from shared arenas (Txn.newEntry, Txn.keyString), and most of a block's
+// entries are superseded within the applier's batch (a user's window, an outlog slot,
+// a slug's total written many times a second). One admitted entry kept its whole
+// block alive, with every superseded value in it, for as long as the cache kept the
+// entry: under the webhook's load the heap held every value written for as long as
+// the cache's budget lasted, about ten times the budget. A batch's own block holds
+// only entries the cache admitted, and they leave it in order.
+func (c *cache) detach(entries []*walEntry) []*walEntry {
+	keyBytes := 0
+	for _, e := range entries {
+		keyBytes += len(e.key)
+	}
+	block := make([]walEntry, len(entries))
+	keys := make([]byte, 0, keyBytes)
+	kept := entries[:0]
+	for i := 0; i < len(entries); i += evictChunk {
+		c.s.ovMu.Lock()
+		for j, e := range entries[i:min(i+evictChunk, len(entries))] {
+			if c.s.overlay[e.key] != e {
+				continue // superseded: only the applier's batch still holds it
+			}
+			n := len(keys)
+			keys = append(keys, e.key...)
+			cp := &block[i+j]
+			cp.key = unsafe.String(unsafe.SliceData(keys[n:]), len(e.key))
+			cp.val, cp.expiresAt, cp.deleted, cp.gen, cp.applied = e.val, e.expiresAt, e.deleted, e.gen, true
+			cp.ref.Store(e.ref.Load())
+			cp.durable.Store(true)
+			// Assigning to an existing string key stores the new key too, so the map
+			// no longer holds the commit's key arena either.
+			c.s.overlay[cp.key] = cp
+			kept = append(kept, cp)
+		}
+		c.s.ovMu.Unlock()
+	}
+	clear(entries[len(kept):])
+	return kept
+}
 
 // rememberWork is how many entries one remembered value may look at to make room for
 // itself, so that a commit never pays for a whole pass. While the applier is not
@@ -116,10 +164,10 @@ func (c *cache) shrink(limit int) bool {
 }
 
 // requeue clears e's bit and returns what goes to the back of the queue for it, with
-// the overlay's lock held and e its key's current entry. An entry carved from a
-// commit's block is replaced in the overlay by a copy made alone: the block's other
-// entries leave the cache about together (Txn.newEntry), and a long-lived one among
-// them would keep all their values alive outside the budget. The copy is the same
+// the overlay's lock held and e its key's current entry. An entry from a batch's
+// block is replaced in the overlay by a copy made alone: the block's other entries
+// leave the cache about together (cache.detach), and a long-lived one among them
+// would keep all their values alive outside the budget. The copy is the same
 // applied value, so nothing a reader or the applier can tell apart; a reader holding
 // the original meanwhile only loses its mark, which the next read sets again.
 func (c *cache) requeue(e *walEntry) *walEntry {
@@ -127,7 +175,7 @@ func (c *cache) requeue(e *walEntry) *walEntry {
 	if e.own {
 		return e
 	}
-	cp := &walEntry{key: strings.Clone(e.key), val: e.val, expiresAt: e.expiresAt, deleted: e.deleted, gen: e.gen, own: true}
+	cp := &walEntry{key: strings.Clone(e.key), val: e.val, expiresAt: e.expiresAt, deleted: e.deleted, gen: e.gen, own: true, applied: true}
 	cp.durable.Store(e.durable.Load())
 	c.s.overlay[cp.key] = cp
 	return cp
@@ -154,7 +202,7 @@ func (c *cache) remember(key []byte, val []byte, expiresAt uint64) {
 	if c.budget <= 0 {
 		return
 	}
-	e := &walEntry{key: string(key), val: val, expiresAt: expiresAt, own: true}
+	e := &walEntry{key: string(key), val: val, expiresAt: expiresAt, own: true, applied: true}
 	e.durable.Store(true) // Badger's
 	c.s.ovMu.Lock()
 	_, ok := c.s.overlay[e.key]

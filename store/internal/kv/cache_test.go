@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -390,6 +391,69 @@ func BenchmarkCacheHotAmongCold(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(s.LogStats().BadgerReads-reads)/float64(b.N), "badger-reads/op")
+		})
+	}
+}
+
+// The cache's budget bounds the memory it holds, not only what it counts. The
+// webhook's shape: every commit rewrites a few large hot values (a user's window, an
+// outlog slot) and writes a small key (a seen marker). The cache keeps the small keys;
+// each used to keep alive the block of entries it was carved from, with the superseded
+// large values in it (about 150 times the budget here), and an entry the cache kept
+// kept its newer version's block alive the same way: the webhook's heap grew by every
+// reply it wrote.
+func TestCacheHoldsNoMoreMemoryThanItsBudget(t *testing.T) {
+	const (
+		budget  = 256 << 10
+		commits = 1000
+		hotKeys = 64
+	)
+	tests := []struct {
+		name string
+		// small is the small key commit i writes
+		small func(i int) string
+	}{
+		{"a new small key per commit", func(i int) string { return fmt.Sprintf("cold:%06d", i) }},
+		// Each rewrites a key the cache admitted a few batches before.
+		{"small keys rewritten while cached", func(i int) string { return fmt.Sprintf("warm:%03d", i%300) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openCache(t, budget)
+			waitApplied(t, s)
+			heap := func() uint64 {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				return ms.HeapAlloc
+			}
+			before := heap()
+			big := bytes.Repeat([]byte("h"), 1<<10)
+			hot := entryBlock - 1 // per commit, so that each block holds one small key
+			for i := range commits {
+				err := s.Update(func(txn *Txn) error {
+					for j := range hot {
+						if err := txn.Set(fmt.Appendf(nil, "hot:%d", (i*hot+j)%hotKeys), big); err != nil {
+							return err
+						}
+					}
+					return txn.Set([]byte(tt.small(i)), []byte("seen"))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i%250 == 0 {
+					waitApplied(t, s) // many applier batches, as under steady load
+				}
+			}
+			waitApplied(t, s)
+			written := commits * hot * len(big)
+			grown := int64(heap()) - int64(before)
+			t.Logf("wrote %d MB of values; the heap grew by %d KB for a budget of %d KB", written>>20, grown>>10, budget>>10)
+			if limit := int64(8 * budget); grown > limit {
+				t.Errorf("the heap grew by %d KB after the applier took every commit, more than %d KB (8 times the cache's budget)", grown>>10, limit>>10)
+			}
+			checkCache(t, s, budget, budget/8)
 		})
 	}
 }

@@ -224,7 +224,7 @@ func (s *DB) publish(entries []*walEntry, done chan<- error, epoch uint64) error
 	for _, e := range entries {
 		p := s.overlay[e.key]
 		e.prev.Store(p)
-		if p != nil {
+		if p != nil && !p.applied {
 			p.next.Store(e)
 		}
 		s.overlay[e.key] = e

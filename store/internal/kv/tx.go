@@ -36,8 +36,8 @@ type Txn struct {
 const (
 	indexAfter = 16
 	// entryBlock is how many entries one allocation holds. An entry keeps its whole
-	// block alive; the applier admits entries to the cache in commit order and the
-	// cache lets them go in the same order, so a block leaves about all at once.
+	// block alive; the cache keeps copies of what it admits (cache.detach), so a block
+	// lives until the applier has taken its commits.
 	entryBlock = 32
 	keyBlock   = 1024
 	itemBlock  = 32

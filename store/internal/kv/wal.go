@@ -58,6 +58,11 @@ type walEntry struct {
 	// own says the entry was allocated alone, not carved from a commit's block (see
 	// Txn.newEntry): the cache may keep it long without keeping a block alive.
 	own bool
+	// applied says Badger holds the value: the entry is the cache's (cache.detach,
+	// cache.remember), and a newer version is not linked to it through next, which
+	// would keep the newer one's block alive for as long as the cache keeps this one.
+	// Set before the entry enters the overlay and read under its lock.
+	applied bool
 	// ref is set when a read finds the entry in the overlay; the cache then gives it a
 	// second chance before evicting it (cache.shrink).
 	ref atomic.Bool
