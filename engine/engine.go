@@ -292,10 +292,21 @@ func (e *Engine) Stop(ctx context.Context) {
 			e.cfg.Logger.Warn("provider calls still running at the shutdown deadline; their orders are resumed at the next start")
 		}
 	}
+	// The reconciler and billing go first: they hand work to the dispatcher and the
+	// outbox. Every actor Start spawned is stopped, so that none of their tickers
+	// outlives the engine and messages an actor over a closed store.
 	for _, a := range []struct {
 		name string
 		pid  *actor.PID
-	}{{"update router", e.router}, {"dispatcher", e.dispatcher}, {"broadcaster", e.bcast.pid}, {"outbox sender", e.outbox}, {"event feed", e.feed.pid}} {
+	}{
+		{"reconciler", e.reconcilerPID()},
+		{"billing", e.billingPID()},
+		{"update router", e.router}, {"dispatcher", e.dispatcher}, {"broadcaster", e.bcast.pid},
+		{"outbox sender", e.outbox}, {"event feed", e.feed.pid},
+	} {
+		if a.pid == nil {
+			continue // not started: the store cannot reconcile or bill
+		}
 		e.cfg.Logger.Debug("waiting for actor to finish its mailbox", "actor", a.name)
 		select {
 		case <-e.actors.Poison(a.pid).Done():

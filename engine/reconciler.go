@@ -430,12 +430,16 @@ func (e *Engine) startReconciler() {
 		reconcilerKind, actor.WithID(reconcilerID))
 }
 
+func (e *Engine) reconcilerPID() *actor.PID {
+	return e.actors.Registry.GetPID(reconcilerKind, reconcilerID)
+}
+
 // ErrNoReconciler is returned when the reconciler is not running (an ErrNotStarted).
 var ErrNoReconciler = fmt.Errorf("%w: the reconciler is not running", ErrNotStarted)
 
 // Reconcile runs a reconciliation now and returns its findings.
 func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
-	pid := e.actors.Registry.GetPID(reconcilerKind, reconcilerID)
+	pid := e.reconcilerPID()
 	if !e.started.Load() || pid == nil {
 		return ReconcileReport{}, ErrNoReconciler
 	}

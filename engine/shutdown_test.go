@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +87,30 @@ func TestResumedOrdersStartBeforePendingOnes(t *testing.T) {
 	close(next.gate)
 	for _, id := range append([]int64{resumed, older}, later...) {
 		env.WaitStatus(t, id, store.OrderActive, 10*time.Second)
+	}
+}
+
+// Stop stops every actor Start spawned: none of their tickers outlives the engine to
+// message an actor over a closed store. The reconciler's and billing's four were left
+// running (and kept the whole engine and store alive) in every process that stopped one.
+func TestStopLeavesNoActorTicking(t *testing.T) {
+	before := repeaters()
+	env := hangartest.Start(t, hangartest.Options{})
+	if n := repeaters() - before; n < 4 {
+		t.Fatalf("%d tickers while running, want at least the reconciler's and billing's four", n)
+	}
+	env.Stop()
+	hangartest.WaitFor(t, 5*time.Second, "every ticker to stop", func() bool { return repeaters() <= before })
+}
+
+// repeaters counts the goroutines of Hollywood's SendRepeat tickers.
+func repeaters() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "actor.SendRepeater.start")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
