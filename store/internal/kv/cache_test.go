@@ -399,9 +399,10 @@ func BenchmarkCacheHotAmongCold(b *testing.B) {
 // webhook's shape: every commit rewrites a few large hot values (a user's window, an
 // outlog slot) and writes a small key (a seen marker). The cache keeps the small keys;
 // each used to keep alive the block of entries it was carved from, with the superseded
-// large values in it (about 150 times the budget here), and an entry the cache kept
-// kept its newer version's block alive the same way: the webhook's heap grew by every
-// reply it wrote.
+// large values in it, and an entry the cache kept kept its newer version's block alive
+// the same way: the webhook's heap grew by every reply it wrote. Here the heap grew by
+// 15-17 MB for the 256 KiB budget without the copies, 15 MB with them but the link,
+// and 0.4 MB now.
 func TestCacheHoldsNoMoreMemoryThanItsBudget(t *testing.T) {
 	const (
 		budget  = 256 << 10
