@@ -45,7 +45,8 @@ const (
 )
 
 // walEntry is one key's new state; the same pointer sits in the overlay until the
-// applier has written it to Badger.
+// applier has written it to Badger, and the cache's copy of it after that
+// (cache.detach).
 type walEntry struct {
 	key       string
 	val       []byte
