@@ -156,6 +156,9 @@ type updateRouter struct {
 	gen      uint64
 	repeater actor.SendRepeater
 	ticking  bool
+	// shared is what the user actors share (userShared), rebuilt if the outbox's
+	// PID changes.
+	shared *userShared
 }
 
 func newUpdateRouter(d routerDeps) actor.Producer {
@@ -215,15 +218,21 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 	id := strconv.FormatInt(msg.userID, 10) + "." + strconv.FormatUint(r.gen, 10)
 	u := &userEntry{lastActive: now}
 	u.outstanding.Store(1)
-	u.pid = c.SpawnChild(newUserActor(userDeps{
-		cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: r.d.outbox(),
-		dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff, entry: u, pending: r.d.pending,
-	}, msg.userID), "user", actor.WithID(id), actor.WithInboxSize(16))
+	u.pid = c.SpawnChild(newUserActor(userDeps{userShared: r.userShared(), entry: u}, msg.userID),
+		"user", actor.WithID(id), actor.WithInboxSize(16))
 	// Sent before the entry is published, so that an update a handler sends directly
 	// once it finds the entry comes after this one.
 	c.Send(u.pid, msg.update)
 	r.d.users.add(msg.userID, u)
 	r.d.metrics.userActors.Inc()
+}
+
+func (r *updateRouter) userShared() *userShared {
+	if outbox := r.d.outbox(); r.shared == nil || r.shared.outbox != outbox {
+		r.shared = &userShared{cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: outbox,
+			dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff, pending: r.d.pending}
+	}
+	return r.shared
 }
 
 // redeliver routes inbox entries received before olderThan (all, when zero).
