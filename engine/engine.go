@@ -335,7 +335,7 @@ func (e *Engine) AcceptUpdate(h UpdateHeader, raw []byte) (fresh bool, err error
 		body = append([]byte(nil), raw...)
 	}
 	w := waiters.Get().(*updateWaiter)
-	e.deliver(h.UserID, userUpdate{id: h.ID, update: h.update, raw: body,
+	e.deliver(h.UserID, &userUpdate{id: h.ID, update: h.update, raw: body,
 		acceptedAt: e.cfg.Clock.Now(), reply: w.reply})
 	w.timer.Reset(e.cfg.UpdateWait)
 	select {
@@ -397,7 +397,7 @@ func (e *Engine) QueueUpdate(h UpdateHeader, raw []byte) (fresh bool, err error)
 		return false, nil
 	}
 	e.metrics.updatesAccepted.Inc()
-	e.deliver(h.UserID, userUpdate{id: h.ID, update: h.update, raw: append([]byte(nil), raw...), acceptedAt: e.cfg.Clock.Now()})
+	e.deliver(h.UserID, &userUpdate{id: h.ID, update: h.update, raw: append([]byte(nil), raw...), acceptedAt: e.cfg.Clock.Now()})
 	return true, nil
 }
 
@@ -420,7 +420,7 @@ func (e *Engine) admit(h UpdateHeader, raw []byte) error {
 
 // deliver counts an update as pending and sends it to its user's actor: directly
 // when the actor is live, through the router (which spawns it) when not.
-func (e *Engine) deliver(userID int64, u userUpdate) {
+func (e *Engine) deliver(userID int64, u *userUpdate) {
 	e.pending.Add(1)
 	if pid, ok := e.users.acquire(userID, u.acceptedAt); ok {
 		e.actors.Send(pid, u)

@@ -15,7 +15,7 @@ type (
 	// not live.
 	deliverUpdate struct {
 		userID int64
-		update userUpdate
+		update *userUpdate
 	}
 	// recoverInbox re-delivers every update left in the inbox; answered with recoverInboxResult.
 	recoverInbox       struct{}
@@ -250,7 +250,7 @@ func (r *updateRouter) redeliver(c *actor.Context, olderThan time.Time) (int, er
 		// parses is routed as anonymous so that it still leaves the inbox.
 		h, _ := ParseUpdateHeader(p.Body)
 		r.d.pending.Add(1)
-		r.route(c, deliverUpdate{userID: h.UserID, update: userUpdate{id: p.UpdateID, update: h.update, raw: p.Body, acceptedAt: p.ReceivedAt}})
+		r.route(c, deliverUpdate{userID: h.UserID, update: &userUpdate{id: p.UpdateID, update: h.update, raw: p.Body, acceptedAt: p.ReceivedAt}})
 		n++
 	}
 	return n, nil

@@ -15,7 +15,7 @@ import (
 
 // userUpdate is one update for the user actor to process: from the inbox (the
 // poller's, or one a previous run left), or straight from the webhook, whose handler
-// waits on reply.
+// waits on reply. It is sent as a pointer, which the actor clears once done.
 type userUpdate struct {
 	id int64
 	// update is the body as the webhook, the poller or the router's re-delivery decoded
@@ -88,9 +88,13 @@ func (a *userActor) Receive(c *actor.Context) {
 	case actor.Started:
 		a.load()
 	case actor.Stopped:
-	case userUpdate:
+	case *userUpdate:
 		growStack()
-		a.handleUpdate(c, msg)
+		a.handleUpdate(c, *msg)
+		// Hollywood keeps an actor's last message until its next one: cleared, it no
+		// longer holds the update's body and decoded form for as long as the actor
+		// lives idle (about 360 bytes a user, more with the body).
+		*msg = userUpdate{}
 		a.d.entry.outstanding.Add(-1)
 		a.d.pending.Add(-1)
 	case resetWindow:
