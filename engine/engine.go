@@ -474,9 +474,10 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 }
 
 func (e *Engine) routerDeps() routerDeps {
-	return routerDeps{cfg: e.cfg, store: e.store, metrics: e.metrics, outbox: func() *actor.PID { return e.outbox },
-		dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(), pending: &e.pending,
-		bot: e.bot, users: e.users}
+	// The outbox and the dispatcher run by now (Start).
+	return routerDeps{users: e.users, userShared: &userShared{cfg: e.cfg, store: e.store, metrics: e.metrics,
+		outbox: e.outbox, dispatcher: e.dispatcher, feed: e.feed, sendingOff: !e.sender.Enabled(),
+		pending: &e.pending, bot: e.bot}}
 }
 
 func (e *Engine) outboxDeps() outboxDeps {

@@ -38,16 +38,9 @@ type (
 )
 
 type routerDeps struct {
-	users      *userDirectory
-	pending    *atomic.Int64
-	sendingOff bool
-	cfg        Config
-	store      UpdateStore
-	bot        *bot
-	metrics    *metrics
-	outbox     func() *actor.PID
-	dispatcher *actor.PID
-	feed       *feedRef
+	// userShared is also what the router's user actors are given.
+	*userShared
+	users *userDirectory
 }
 
 // userEntry is one live user actor.
@@ -156,9 +149,6 @@ type updateRouter struct {
 	gen      uint64
 	repeater actor.SendRepeater
 	ticking  bool
-	// shared is what the user actors share (userShared), rebuilt if the outbox's
-	// PID changes.
-	shared *userShared
 }
 
 func newUpdateRouter(d routerDeps) actor.Producer {
@@ -221,21 +211,13 @@ func (r *updateRouter) route(c *actor.Context, msg deliverUpdate) {
 	// A small inbox: Hollywood's ring doubles when full, and a user seldom has more
 	// than a few updates waiting, while every idle actor keeps its ring (16 slots were
 	// a quarter of a live user actor's memory).
-	u.pid = c.SpawnChild(newUserActor(userDeps{userShared: r.userShared(), entry: u}, msg.userID),
+	u.pid = c.SpawnChild(newUserActor(userDeps{userShared: r.d.userShared, entry: u}, msg.userID),
 		"user", actor.WithID(id), actor.WithInboxSize(4))
 	// Sent before the entry is published, so that an update a handler sends directly
 	// once it finds the entry comes after this one.
 	c.Send(u.pid, msg.update)
 	r.d.users.add(msg.userID, u)
 	r.d.metrics.userActors.Inc()
-}
-
-func (r *updateRouter) userShared() *userShared {
-	if outbox := r.d.outbox(); r.shared == nil || r.shared.outbox != outbox {
-		r.shared = &userShared{cfg: r.d.cfg, store: r.d.store, bot: r.d.bot, metrics: r.d.metrics, outbox: outbox,
-			dispatcher: r.d.dispatcher, feed: r.d.feed, sendingOff: r.d.sendingOff, pending: r.d.pending}
-	}
-	return r.shared
 }
 
 // redeliver routes inbox entries received before olderThan (all, when zero).

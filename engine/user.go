@@ -45,8 +45,8 @@ type userDeps struct {
 	entry *userEntry
 }
 
-// userShared is what every user actor needs, built once by the router and pointed to
-// by each. A copy apiece (about 480 bytes, and the actor's producer kept a second)
+// userShared is what every user actor needs, built once with the router and pointed
+// to by each. A copy apiece (about 480 bytes, and the actor's producer kept a second)
 // was half of a live user actor's memory: 40,000 users active within the idle timeout
 // held 85 MB, which under serve's 256 MiB memory limit the collector marked over and
 // over.
