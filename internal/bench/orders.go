@@ -198,6 +198,7 @@ func benchOrderThroughput(run int) (orderRates, error) {
 	var mem0 runtime.MemStats
 	runtime.ReadMemStats(&mem0)
 	log0 := st.store.LogStats()
+	sched0 := readSched()
 	res, lastAccept := load.run(ordersTotal)
 	acceptCPU := processCPU() - cpu0
 	stopAcceptProfile()
@@ -223,6 +224,7 @@ func benchOrderThroughput(run int) (orderRates, error) {
 			"allocations per order", (mem1.Mallocs-mem0.Mallocs)/ordersTotal, (mem1.TotalAlloc-mem0.TotalAlloc)/ordersTotal)
 	}
 	printLogStats(log0, st.store.LogStats())
+	printSched(sched0, readSched())
 	fmt.Println()
 
 	rates := orderRates{accepted: float64(res.Requests-res.Non200-res.Errors) / res.Elapsed.Seconds()}

@@ -47,6 +47,7 @@ type viewsResult struct {
 	Load    loadResult
 	Counted int64             // answers with "counted":true
 	Log     [2]store.LogStats // before and after the measured run
+	Sched   [2]schedSample
 }
 
 // CountedPerSec is counted views per second of wall time.
@@ -72,6 +73,7 @@ func runViewsBench() error {
 	}
 	res.Load.print("views (durable)")
 	printLogStats(res.Log[0], res.Log[1])
+	printSched(res.Sched[0], res.Sched[1])
 	fmt.Println()
 	counted := res.CountedPerSec()
 	printTarget("counted views/s", fmt.Sprintf("%.0f", counted), fmt.Sprintf(">= %d", targetCountedViews), counted >= targetCountedViews)
@@ -143,10 +145,11 @@ func benchViews(vc viewsBenchConfig) (viewsResult, error) {
 	if err != nil {
 		return viewsResult{}, err
 	}
-	before := stack.store.LogStats()
+	before, sched := stack.store.LogStats(), readSched()
 	res := runLoad(ctx, vc.Clients, vc.Duration, l.do)
 	stopProfile()
-	return viewsResult{Load: res, Counted: l.counted.Load(), Log: [2]store.LogStats{before, stack.store.LogStats()}}, nil
+	return viewsResult{Load: res, Counted: l.counted.Load(), Log: [2]store.LogStats{before, stack.store.LogStats()},
+		Sched: [2]schedSample{sched, readSched()}}, nil
 }
 
 // viewsLoad posts views; each worker owns its request, response and random source.

@@ -74,13 +74,15 @@ func benchDurableWebhook() (loadResult, error) {
 	defer stack.close()
 
 	var logStats [2]store.LogStats
-	res, err := loadWebhook(stack.addr, true, func() { logStats[0] = stack.store.LogStats() })
-	logStats[1] = stack.store.LogStats()
+	var sched [2]schedSample
+	res, err := loadWebhook(stack.addr, true, func() { logStats[0], sched[0] = stack.store.LogStats(), readSched() })
+	logStats[1], sched[1] = stack.store.LogStats(), readSched()
 	if err != nil {
 		return res, err
 	}
 	res.print("hangar (durable)")
 	printLogStats(logStats[0], logStats[1])
+	printSched(sched[0], sched[1])
 	printLiveHeap()
 	left, took, err := waitInboxEmpty(stack.store, drainTimeout)
 	if err != nil {
