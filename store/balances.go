@@ -96,10 +96,10 @@ func (s *Store) moveMoneyNoted(txn *tx, user int64, kind string, amount, orderID
 	if err := putRecord(txn, balanceKey(user), &b, 0); err != nil {
 		return 0, err
 	}
-	return b.Seq, putRecord(txn, ledgerKey(user, b.Seq), &LedgerEntry{
+	return b.Seq, putListed(txn, ledgerKey(user, b.Seq), &LedgerEntry{
 		Seq: b.Seq, UserID: user, Kind: kind, Amount: amount, OrderID: orderID,
 		Available: b.Available, Held: b.Held, At: now, Note: note,
-	}, 0)
+	})
 }
 
 // Deposit credits a user's balance and returns it.
@@ -249,7 +249,7 @@ func mergeAccount(txn *tx, from, to int64, now time.Time) error {
 		e.Available += dst.Available
 		e.Held += dst.Held
 		e.Note = strings.TrimSpace(e.Note + fmt.Sprintf(" (moved from telegram_user_id %d)", from))
-		if err := putRecord(txn, ledgerKey(to, e.Seq), &e, 0); err != nil {
+		if err := putListed(txn, ledgerKey(to, e.Seq), &e); err != nil {
 			return err
 		}
 		if err := txn.Delete(keys[i]); err != nil {
@@ -317,10 +317,10 @@ func moveHold(txn *tx, o Order, now time.Time) error {
 		if err := putRecord(txn, balanceKey(b.UserID), b, 0); err != nil {
 			return err
 		}
-		if err := putRecord(txn, ledgerKey(b.UserID, b.Seq), &LedgerEntry{
+		if err := putListed(txn, ledgerKey(b.UserID, b.Seq), &LedgerEntry{
 			Seq: b.Seq, UserID: b.UserID, Kind: side.kind, Amount: o.PricePaid, OrderID: o.ID,
 			Available: b.Available, Held: b.Held, At: now, Note: side.note,
-		}, 0); err != nil {
+		}); err != nil {
 			return err
 		}
 	}

@@ -330,7 +330,7 @@ func (s *Store) saveOrder(txn *tx, old, o *Order, now time.Time) error {
 		o.indexed = old.indexed
 	}
 	if old == nil {
-		if err := txn.Set(orderUserKey(o.TelegramUserID, o.ID), nil); err != nil {
+		if err := setListed(txn, orderUserKey(o.TelegramUserID, o.ID), nil); err != nil {
 			return err
 		}
 	}

@@ -175,7 +175,7 @@ func (s *Store) appendOutlog(txn *tx, m OutboxMessage, status, lastErr string, n
 	m.SentAt = now
 	// The log is a ring of OutlogCap slots: an append overwrites the entry it
 	// replaces, so the log never grows and nothing needs trimming or scanning.
-	return putRecord(txn, outlogKey(m.ID%OutlogCap), &m, 0)
+	return putListed(txn, outlogKey(m.ID%OutlogCap), &m)
 }
 
 // RecentMessages returns up to limit outlog entries, newest first.

@@ -258,8 +258,8 @@ func postLedger(txn *tx, user int64, kind string, amount, delta int64, note stri
 	if err := putRecord(txn, balanceKey(user), &b, 0); err != nil {
 		return err
 	}
-	return putRecord(txn, ledgerKey(user, b.Seq), &LedgerEntry{
+	return putListed(txn, ledgerKey(user, b.Seq), &LedgerEntry{
 		Seq: b.Seq, UserID: user, Kind: kind, Amount: amount,
 		Available: b.Available, Held: b.Held, At: now, Note: note,
-	}, 0)
+	})
 }

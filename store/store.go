@@ -210,6 +210,27 @@ func putRecord(txn *tx, key []byte, v any, ttl time.Duration) error {
 	return txn.PutOwned(key, b, expiry(ttl), false)
 }
 
+// putListed is putRecord for a record that is only ever listed by its prefix, never
+// read by its key (a ledger line, a message log slot): the record cache does not keep
+// it once Badger has it (kv's MarkUncached), so that the budget goes to records that
+// are read.
+func putListed(txn *tx, key []byte, v any) error {
+	if err := putRecord(txn, key, v, 0); err != nil {
+		return err
+	}
+	txn.MarkUncached(key)
+	return nil
+}
+
+// setListed is txn.Set for such a record (a visitor-log slot, an index entry).
+func setListed(txn *tx, key, val []byte) error {
+	if err := txn.Set(key, val); err != nil {
+		return err
+	}
+	txn.MarkUncached(key)
+	return nil
+}
+
 func exists(txn *tx, key []byte) (bool, error) {
 	_, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {

@@ -187,7 +187,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 				return err
 			}
 		}
-		return txn.Set(visitorSlotKey(seq), logged)
+		return setListed(txn, visitorSlotKey(seq), logged)
 	})
 	return res, err
 }

@@ -299,6 +299,8 @@ func printLogStats(before, after store.LogStats) {
 		"write-ahead log", syncs, commits, float64(commits)/float64(syncs),
 		fmtDur((after.SyncTime-before.SyncTime)/time.Duration(syncs)),
 		after.Applied-before.Applied, after.ApplyBatches-before.ApplyBatches, after.Elided-before.Elided)
+	fmt.Printf("  %-24s %9d   reads the overlay and the record cache could not answer, %.2f per commit; %d entries in the overlay at the end\n",
+		"Badger reads", after.BadgerReads-before.BadgerReads, float64(after.BadgerReads-before.BadgerReads)/float64(commits), after.Overlay)
 	sd := after.SyncDurations.Since(before.SyncDurations)
 	fmt.Printf("  %-24s %9s   p50 %s p90 %s p99 %s max bucket %s\n", "fdatasync durations", "",
 		fmtDur(sd.Quantile(0.50)), fmtDur(sd.Quantile(0.90)), fmtDur(sd.Quantile(0.99)), fmtDur(sd.Quantile(1)))

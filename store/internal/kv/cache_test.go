@@ -458,3 +458,57 @@ func TestCacheHoldsNoMoreMemoryThanItsBudget(t *testing.T) {
 		})
 	}
 }
+
+// A record marked uncached leaves the overlay once Badger has it, so that it takes
+// nothing from the cache; it is still read by key (from Badger) and listed by prefix.
+// The mark belongs to the write, not the key: the same key written again unmarked is
+// cached as usual.
+func TestUncachedRecordsLeaveTheOverlayOnceApplied(t *testing.T) {
+	s := openCache(t, 1<<20)
+	err := s.Update(func(txn *Txn) error {
+		for _, k := range []string{"ledger:1", "ledger:2"} {
+			if err := txn.Set([]byte(k), []byte("line "+k)); err != nil {
+				return err
+			}
+			txn.MarkUncached([]byte(k))
+		}
+		return txn.Set([]byte("balance:1"), []byte("10"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, s)
+	for _, c := range []struct {
+		key    string
+		cached bool
+	}{{"ledger:1", false}, {"ledger:2", false}, {"balance:1", true}} {
+		if got := inOverlay(s, c.key) != nil; got != c.cached {
+			t.Errorf("%s in the overlay after it was applied: %v, want %v", c.key, got, c.cached)
+		}
+	}
+	if v, err := readKey(s.View, "ledger:1"); err != nil || v != "line ledger:1" {
+		t.Fatalf("View Get ledger:1 = %q, %v", v, err)
+	}
+	var listed []string
+	err = s.View(func(txn *Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte("ledger:")
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			listed = append(listed, string(it.Item().Key()))
+		}
+		return nil
+	})
+	if err != nil || !slices.Equal(listed, []string{"ledger:1", "ledger:2"}) {
+		t.Fatalf("listing ledger: %q, %v", listed, err)
+	}
+
+	if err := setKey(s, "ledger:2", "rewritten"); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, s)
+	if e := inOverlay(s, "ledger:2"); e == nil || string(e.val) != "rewritten" {
+		t.Fatalf("ledger:2 written again without the mark is not cached: %v", e)
+	}
+}

@@ -56,6 +56,12 @@ type walEntry struct {
 	// it lets the applier skip a delete of a key Badger never had. Not logged: a
 	// replay writes every delete.
 	born bool
+	// uncached says the key is read back only by iterators, never by a point read (a
+	// ledger line, a log slot, an index entry; see Txn.MarkUncached): once applied it
+	// leaves the overlay instead of being copied into the cache, where it would only
+	// take budget from records that are read. Not logged: after a replay such an entry
+	// is cached like any other, which is merely wasteful.
+	uncached bool
 	// own says the entry was allocated alone, not carved from a commit's block (see
 	// Txn.newEntry): the cache may keep it long without keeping a block alive.
 	own bool
