@@ -7,6 +7,6 @@
 // a transaction (tx) whose reads see every commit before it, and which returns once the
 // write-ahead log's fdatasync covers it. Readers outside commits (view) see only what
 // is durable. A record kind needs nothing of the engine but update, updateNow, view
-// and the tx methods (Get, Set, SetEntry, Delete, NewIterator, PutOwned, MarkBorn);
-// see kv's doc for what the engine promises.
+// and the tx methods (Get, Set, SetEntry, Delete, NewIterator, PutOwned, MarkBorn,
+// MarkUncached); see kv's doc for what the engine promises.
 package store

@@ -245,9 +245,10 @@ func (t *Txn) MarkBorn(key []byte) {
 // MarkUncached declares that key, just set in this commit, is never read back by Get,
 // only by iterators (a ledger line, a log slot, an index entry listed by prefix): once
 // Badger has it, it leaves the overlay at once instead of being kept by the cache.
-// Most of an order's writes are such records; cached, each cost a copy and a slot in
-// the overlay's map, and pushed records that are read towards eviction. A Get of a
-// marked key still answers, from Badger.
+// An order writes several such records (ledger lines, an index entry, its messages'
+// log slots); cached, each cost a copy and a slot in the overlay's map, and pushed
+// records that are read towards eviction. A Get of a marked key still answers, from
+// Badger.
 func (t *Txn) MarkUncached(key []byte) {
 	if i := t.find(key); i >= 0 {
 		t.writes[i].uncached = true
