@@ -12,6 +12,7 @@ import (
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // ErrClosed is returned once Close has been called.
@@ -57,6 +58,9 @@ type Options struct {
 	logFault func(op, path string) error
 	// freeSpace, when set (tests only), replaces statfs of the data directory.
 	freeSpace func() (uint64, error)
+	// badgerOptions, when set (tests only), adjusts Badger's options after hangar's:
+	// the upgrade test opens a store the way an earlier release did.
+	badgerOptions func(badger.Options) badger.Options
 }
 
 // DefaultCacheBytes is the record cache's default budget.
@@ -115,7 +119,22 @@ func openBadger(opts Options) (*badger.DB, error) {
 		WithMemTableSize(32 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithValueThreshold(1 << 10).
-		WithNumCompactors(2)
+		WithNumCompactors(2).
+		// Tables uncompressed, and no block cache: Badger then reads blocks straight
+		// from its memory-mapped tables. With Snappy it must decompress each block it
+		// reads into a copy, and keeps the copies in a block cache of 256 MiB by
+		// default, on the Go heap (no jemalloc here): reading 300,000 records of 600
+		// bytes once, after a restart, grew the live heap from 44 to 252 MiB, at serve's
+		// default memory limit; now it does not grow, and the reads took 1.1 s
+		// instead of 2.3 s. The price is disk: hangar's records take about twice the
+		// space in tables (16.3 against 7.9 MB for 20,000 orders, 60,000 views and
+		// their ledger). Tables written compressed before stay readable (Badger records
+		// each table's compression) and are rewritten uncompressed by compaction.
+		WithCompression(options.None).
+		WithBlockCacheSize(0)
+	if opts.badgerOptions != nil {
+		bopts = opts.badgerOptions(bopts)
+	}
 	if opts.InMemory {
 		bopts = bopts.WithDir("").WithValueDir("")
 	}
