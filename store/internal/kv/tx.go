@@ -23,6 +23,9 @@ type Txn struct {
 	// indexAfter writes (migrations, imports, bulk deletes) index maps key to position.
 	writes []*walEntry
 	index  map[string]int
+	// last is the position in writes of the key written last: MarkBorn and
+	// MarkUncached follow the write they mark, and find it there without a search.
+	last int
 	// block is where entries are carved from, many commits' entries to an allocation;
 	// keys, where their keys are copied to. Neither is ever written again where it was
 	// handed out, which is what lets keys become strings without a copy.
@@ -76,7 +79,7 @@ func (t *Txn) reset(published bool) {
 	if cap(t.writes) > keepWrites {
 		t.writes = nil
 	}
-	t.index = nil
+	t.index, t.last = nil, 0
 }
 
 // find returns the position of key in writes, or -1.
@@ -204,10 +207,12 @@ func (t *Txn) PutOwned(key []byte, val []byte, expiresAt uint64, deleted bool) e
 	if i := t.find(key); i >= 0 {
 		e.key = t.writes[i].key
 		t.writes[i] = e
+		t.last = i
 		return nil
 	}
 	e.key = t.keyString(key)
 	t.writes = append(t.writes, e)
+	t.last = len(t.writes) - 1
 	switch {
 	case t.index != nil:
 		t.index[e.key] = len(t.writes) - 1
@@ -237,7 +242,7 @@ func (t *Txn) Delete(key []byte) error { return t.put(key, nil, 0, true) }
 // tombstone per order or message. A key that may have existed must never be marked:
 // its delete could then be skipped over a live value in Badger.
 func (t *Txn) MarkBorn(key []byte) {
-	if i := t.find(key); i >= 0 && !t.writes[i].deleted {
+	if i := t.written(key); i >= 0 && !t.writes[i].deleted {
 		t.writes[i].born = true
 	}
 }
@@ -250,9 +255,18 @@ func (t *Txn) MarkBorn(key []byte) {
 // records that are read towards eviction. A Get of a marked key still answers, from
 // Badger.
 func (t *Txn) MarkUncached(key []byte) {
-	if i := t.find(key); i >= 0 {
+	if i := t.written(key); i >= 0 {
 		t.writes[i].uncached = true
 	}
+}
+
+// written returns the position of key in writes, or -1, looking first at the key
+// written last.
+func (t *Txn) written(key []byte) int {
+	if t.last < len(t.writes) && t.writes[t.last].key == string(key) {
+		return t.last
+	}
+	return t.find(key)
 }
 
 // item is a key and its value, from the overlay or from Badger.
