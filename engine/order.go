@@ -96,6 +96,11 @@ func (a *orderActor) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started, actor.Stopped:
 	case *runAttempt:
+		// The attempt runs on a new goroutine (see growStack): grown here, a few
+		// frames deep, its stack is copied once instead of deep in the provider's
+		// create, where copying meant decoding the stack maps of every frame above
+		// (runtime.newstack was 2.2 % of the orders run's CPU).
+		growStack()
 		a.password = msg.password
 		a.attempt(c, &msg.order)
 		c.Engine().Poison(c.PID())
