@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -183,14 +184,7 @@ func (q *dispatcher) Receive(c *actor.Context) {
 		c.Respond(q.recover())
 		q.dispatch(c)
 	case enqueueOrder, enqueueOp:
-		o := orderOf(msg)
-		if q.push(o) || q.replaceOp(o) {
-			q.counts.enqueued++
-			q.d.metrics.enqueued.Inc()
-		}
-		if op, ok := msg.(enqueueOp); ok && op.revived {
-			q.deadLetters = max(0, q.deadLetters-1)
-		}
+		q.enqueue(msg)
 		q.kick(c)
 	case attemptFinished:
 		q.finished(msg)
@@ -283,6 +277,30 @@ func orderOf(msg any) store.Order {
 		return m.order
 	}
 	return msg.(enqueueOrder).order
+}
+
+// enqueue queues an order or a provider operation. One whose order has an attempt in
+// flight (an operation queued between that attempt's outcome commit and its report: a
+// termination, a top-up's power on) waits in requeued for the report, as a dead letter
+// requeued early does: dropped here, it would not run before the next restart.
+func (q *dispatcher) enqueue(msg any) {
+	o := orderOf(msg)
+	op, isOp := msg.(enqueueOp)
+	if _, running := q.inFlight[o.ID]; running {
+		// The attempt's report, not this message, settles the dead-letter count: a
+		// dead letter it reports is not counted while requeued holds the order.
+		q.requeued[o.ID] = o
+		q.counts.enqueued++
+		q.d.metrics.enqueued.Inc()
+		return
+	}
+	if q.push(o) || q.replaceOp(o) {
+		q.counts.enqueued++
+		q.d.metrics.enqueued.Inc()
+	}
+	if isOp && op.revived {
+		q.deadLetters = max(0, q.deadLetters-1)
+	}
 }
 
 func (q *dispatcher) push(o store.Order) bool { return q.pushTo(&q.ready, o) }
@@ -391,7 +409,7 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 			changes[i].Seal = seal.change(i, q.d.orders.providers)
 		}
 	}
-	results, err := q.d.store.UpdateOrders(changes)
+	results, err := q.startCommit(changes)
 	if seal != nil {
 		seal.release()
 	}
@@ -435,6 +453,20 @@ func (q *dispatcher) start(c *actor.Context, due []dueOrder, now time.Time) {
 		q.d.metrics.started.Inc()
 		q.publish(c, r.Order, "started")
 	}
+}
+
+// startCommit is start's commit. A panic in it (in the store, or in sealing a
+// password) becomes its error, so that the orders go back on the queue as for a
+// refused commit: dispatch has taken them off it, and recovered in Receive instead,
+// they would wait in no queue until a restart.
+func (q *dispatcher) startCommit(changes []store.OrderChange) (results []store.OrderResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			q.d.orders.metrics.panics.WithLabelValues("dispatcher").Inc()
+			results, err = nil, fmt.Errorf("internal error in the start commit: %v", v)
+		}
+	}()
+	return q.d.store.UpdateOrders(changes)
 }
 
 // startPasswords seals the root passwords of the orders a start commit begins the

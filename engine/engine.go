@@ -496,6 +496,22 @@ func (e *Engine) dispatcherDeps() dispatcherDeps {
 
 // recoverPanic turns a panic inside an actor handler into a logged, counted error so
 // that a poison message can never exhaust Hollywood's restart budget (issue #196).
+// guardAttempt is deferred by the actors that run one attempt and stop (an order's,
+// a provider operation's). They are spawned WithMaxRestarts(0), and Hollywood v1.0.5
+// cannot stop such an actor after a panic: its cleanup calls a nil cancel function,
+// and that second panic takes the whole process down. So a panic is recovered here,
+// counted and logged, reported by onPanic (which must not panic), and the actor stops.
+func (d *orderDeps) guardAttempt(c *actor.Context, kind string, onPanic func()) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	d.metrics.panics.WithLabelValues(kind).Inc()
+	d.cfg.Logger.Error("actor handler panicked; its attempt is retried", "actor", kind, "panic", fmt.Sprint(v))
+	onPanic()
+	c.Engine().Poison(c.PID())
+}
+
 func recoverPanic(log *slog.Logger, m *metrics, kind string, errp *error) {
 	if v := recover(); v != nil {
 		m.panics.WithLabelValues(kind).Inc()

@@ -86,6 +86,9 @@ type orderActor struct {
 	id int64
 	// password is the root password the start commit sealed, if it did.
 	password string
+	// reported is set once the attempt's end is in the dispatcher's or the
+	// completer's hands.
+	reported bool
 }
 
 func newOrderActor(d orderDeps, id int64) actor.Producer {
@@ -96,6 +99,7 @@ func (a *orderActor) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started, actor.Stopped:
 	case *runAttempt:
+		defer a.d.guardAttempt(c, "order", func() { a.reportPanic(c, msg.order) })
 		// The attempt runs on a new goroutine (see growStack): grown here, a few
 		// frames deep, its stack is copied once instead of deep in the provider's
 		// create, where copying meant decoding the stack maps of every frame above
@@ -105,6 +109,20 @@ func (a *orderActor) Receive(c *actor.Context) {
 		a.attempt(c, &msg.order)
 		c.Engine().Poison(c.PID())
 	}
+}
+
+// reportPanic reports an attempt that panicked before it reported (provisionSafely
+// turns a panic in the provider call into a failure; this is one elsewhere: recording
+// the outcome, writing a message) as a retry after the retry base. The order's start
+// re-reads it: one still provisioning is resumed and finds its server by label, one
+// whose outcome was recorded before the panic starts as that outcome says, or not at
+// all.
+func (a *orderActor) reportPanic(c *actor.Context, o store.Order) {
+	if a.reported {
+		return
+	}
+	o.DueAt = a.d.cfg.Clock.Now().Add(a.d.cfg.Queue.Retry.Base)
+	a.report(c, outcomeRetry, &o)
 }
 
 var errSkip = errors.New("order no longer runnable")
@@ -155,6 +173,7 @@ func (a *orderActor) attempt(c *actor.Context, o *store.Order) {
 
 // report tells the dispatcher how the attempt ended.
 func (a *orderActor) report(c *actor.Context, outcome string, o *store.Order) {
+	a.reported = true
 	c.Send(a.d.dispatcher, attemptFinished{id: a.id, outcome: outcome, order: *o})
 }
 
@@ -375,6 +394,7 @@ func (a *orderActor) succeed(c *actor.Context, o *store.Order, inst cloud.Instan
 	if transient {
 		done.secret = password
 	}
+	a.reported = true
 	c.Send(a.d.completer, done)
 }
 

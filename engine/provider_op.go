@@ -33,7 +33,18 @@ func (a *opActor) Receive(c *actor.Context) {
 	switch msg := c.Message().(type) {
 	case actor.Started, actor.Stopped:
 	case runOp:
+		reported := false
+		defer a.d.guardAttempt(c, "op", func() {
+			if !reported {
+				// Recording the failure that a panic became panicked too: the
+				// operation stays queued on the order and is tried again.
+				now := a.d.cfg.Clock.Now()
+				c.Send(a.d.dispatcher, attemptFinished{id: a.id, outcome: outcomeRetry, order: store.Order{ID: a.id,
+					Status: store.OrderActive, Billing: store.Billing{Op: msg.op, OpDue: now.Add(a.d.cfg.Queue.Retry.Base)}}})
+			}
+		})
 		res := a.attempt(c, msg.op)
+		reported = true
 		c.Send(a.d.dispatcher, res)
 		c.Engine().Poison(c.PID())
 	}
