@@ -500,13 +500,20 @@ func refusal(err error) error {
 func (w *wal) fail(err error, pending []*walEntry, gen *walGen) {
 	refused := refusal(err)
 	w.mu.Lock()
-	w.failures.Add(1)
 	later, laterGen := w.pending, w.cur
 	w.buf, w.pending, w.cur = w.buf[:0], nil, &walGen{}
 	w.refuse = refused
 	w.writing = false
-	w.mu.Unlock()
+	// The failed entries leave the overlay before the failure is counted, and under
+	// the lock publish takes first: a commit that loads the new count finds them gone,
+	// and one that may have read them carries the old count and is refused (at
+	// publish, or in waitDurable if it wrote nothing). Counted first, a commit starting
+	// in between read a failed write under the new count: a read-only commit was
+	// answered as durable, and one that wrote was acknowledged once the log recovered,
+	// built on a value whose own commit had failed.
 	w.rollback(append(pending, later...))
+	w.failures.Add(1)
+	w.mu.Unlock()
 	w.stats.failedWrites.Add(1)
 	w.log.Error("store: the write-ahead log could not write; refusing writes until it can", "segment", w.seg, "err", err, "refused_commits", len(gen.waiters)+len(laterGen.waiters))
 	gen.finish(refused)

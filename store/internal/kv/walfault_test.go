@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -164,6 +166,91 @@ func TestCommitThatReadAFailedWriteFails(t *testing.T) {
 	}
 	if err := <-reader; seen == "doomed" && err == nil {
 		t.Fatal("a read-only commit that saw the failed write was acknowledged")
+	}
+}
+
+// holdRollback makes the log's next failure stop just before it takes the failed
+// entries back out of the overlay, until the returned release is called; held is
+// closed once it stops there. It widens the moment between a failure and its rollback
+// that a commit could otherwise only hit by chance.
+func holdRollback(s *DB) (held chan struct{}, release func()) {
+	held, gate := make(chan struct{}), make(chan struct{})
+	orig := s.wal.rollback
+	s.wal.rollback = func(entries []*walEntry) {
+		close(held)
+		<-gate
+		orig(entries)
+	}
+	return held, sync.OnceFunc(func() { close(gate) })
+}
+
+// A commit that starts while a failed write is being taken back, and reads it, is
+// refused, whether it writes nothing (it was answered as durable, having read a value
+// whose own commit failed; a backup taken then held the write) or writes (it was
+// acknowledged once the log had recovered: a deposit built on a balance never
+// acknowledged). The log counted the failure before it took the entries back out of
+// the overlay, so such a commit carried the new count and passed the check meant to
+// refuse it.
+func TestCommitStartedDuringARollbackIsRefused(t *testing.T) {
+	for _, writes := range []bool{false, true} {
+		t.Run(map[bool]string{false: "read-only", true: "read-modify-write"}[writes], func(t *testing.T) {
+			f := newFaultSwitch(syscall.EIO, false)
+			s := openFaulty(t, t.TempDir(), f)
+			defer s.Close()
+			if err := setKey(s, "balance", "100"); err != nil {
+				t.Fatal(err)
+			}
+			held, release := holdRollback(s)
+			defer release()
+			f.arm("sync")
+			failed := make(chan error, 1)
+			go func() { _, err := readModifyWrite(s, "balance", "200"); failed <- err }()
+			<-held
+			seen, goOn, answer := make(chan string, 1), make(chan struct{}), make(chan error, 1)
+			go func() {
+				answer <- s.Update(func(txn *Txn) error {
+					it, err := txn.Get([]byte("balance"))
+					if err != nil {
+						return err
+					}
+					v, _ := it.ValueCopy(nil)
+					seen <- string(v)
+					<-goOn
+					if writes {
+						return txn.Set([]byte("balance"), append(v, "+50"...))
+					}
+					return nil
+				})
+			}()
+			read := <-seen
+			release()
+			if err := <-failed; !errors.Is(err, ErrLogUnavailable) {
+				t.Fatalf("the commit whose sync failed: %v", err)
+			}
+			waitUntil(t, func() bool { return s.Ping(context.Background()) == nil })
+			close(goOn)
+			err := <-answer
+			got, gerr := getKey(s, "balance")
+			if gerr != nil {
+				t.Fatal(gerr)
+			}
+			if err == nil && read == "200" {
+				t.Fatalf("a commit that read the failed write (%q) was acknowledged; balance now %q", read, got)
+			}
+			if got != "100" {
+				t.Fatalf("balance %q after the failed write and the refused commit, want 100", got)
+			}
+		})
+	}
+}
+
+// waitUntil polls cond for up to 5 s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the log to recover")
+		}
 	}
 }
 
