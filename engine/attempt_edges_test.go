@@ -187,3 +187,45 @@ func tail(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// Purging a dead-lettered provider operation drops it from its order. Left there, it
+// waited unseen while hangar ran and ran at the next start, which rebuilds the queue
+// from every order with an operation: a purged power off (or delete) hit the server
+// after a restart.
+func TestPurgedOperationDoesNotRunAfterARestart(t *testing.T) {
+	env, fake, id := linodeBilling(t)
+	fake.FailNext(3, 503)
+	o, _ := env.Store.GetOrder(id)
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	advanceUntil(t, env, "the power off dead-lettered", func() bool {
+		o, _ = env.Store.GetOrder(id)
+		return o.DeadLettered
+	})
+	hangartest.WaitFor(t, 5*time.Second, "the dead letter reported", func() bool { return queueStats(t, env).DeadLetters == 1 })
+	if n, err := env.Engine.PurgeDeadLetters(); err != nil || n != 1 {
+		t.Fatalf("purge: %d, %v", n, err)
+	}
+	if o, _ = env.Store.GetOrder(id); o.Op != "" || o.DeadLettered || o.Status != store.OrderSuspended {
+		t.Fatalf("after the purge: %s, op %q, dead-lettered %v; want suspended with nothing queued", o.Status, o.Op, o.DeadLettered)
+	}
+	stoppedAt := env.Clock.Now()
+	env.Stop()
+
+	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := hangartest.Start(t, hangartest.Options{Dir: env.Dir, AdminChatID: billAdmin, Billing: billing,
+		Queue:     engine.QueueConfig{MaxRetries: 2, Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
+		Providers: map[string]engine.Provider{"linode": lin}})
+	if d := stoppedAt.Sub(again.Clock.Now()); d > 0 {
+		again.Clock.Advance(d)
+	}
+	for range 50 { // a second of retries on the clock
+		again.Clock.Advance(20 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
+	}
+	if s := queueStats(t, again); s.Depth != 0 || s.InFlight != 0 || offAtLinode(fake) {
+		t.Fatalf("after a restart: depth %d, in flight %d, server off %v; the purged power off ran", s.Depth, s.InFlight, offAtLinode(fake))
+	}
+}

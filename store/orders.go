@@ -459,7 +459,8 @@ func (s *Store) CountOrders(status string) (int, error) {
 }
 
 // PurgeDeadLetters empties the dead-letter list; the orders stay failed and keep
-// their records. It returns how many left the list.
+// their records, and a dead-lettered provider operation is dropped from its order. It
+// returns how many left the list.
 func (s *Store) PurgeDeadLetters() (int, error) {
 	var ids []int64
 	err := s.view(func(txn *tx) error {
@@ -478,6 +479,14 @@ func (s *Store) PurgeDeadLetters() (int, error) {
 				return errNothingToDo
 			}
 			o.DeadLettered = false
+			if o.Op != "" {
+				// A dead-lettered provider operation is dropped with its dead letter.
+				// Left on the order it would wait unseen, and run at the next start,
+				// which rebuilds the queue from every order with an operation: a purged
+				// delete would delete the server after a restart. Billing queues an
+				// operation again if it still applies.
+				o.Op, o.OpAttempts, o.OpDue = "", 0, time.Time{}
+			}
 			o.Record(s.now(), "purged", "")
 			return nil
 		})
