@@ -169,7 +169,7 @@ func (b *billingActor) rescan() {
 // moment it looked at the order, not whenever schedule runs, so that a reminder that
 // came due while the step was being committed is still sent, not skipped.
 func (b *billingActor) schedule(o store.Order, now time.Time) {
-	if o.Status != store.OrderActive || o.Op == store.OpDelete {
+	if o.Status != store.OrderActive || o.Op == store.OpDelete || o.Terminating {
 		delete(b.next, o.ID)
 		return
 	}
@@ -194,7 +194,7 @@ func (b *billingActor) remindersDue(o store.Order, now time.Time) int {
 
 // nextDue is the next reminder's time, or the period's end.
 func (b *billingActor) nextDue(o store.Order, now time.Time) time.Time {
-	if o.PaidUntil.IsZero() {
+	if o.PaidUntil.IsZero() || (o.PoweredOff && o.Op == "") {
 		return now
 	}
 	if k := b.remindersDue(o, now); !o.AutoRenewOff && k < len(b.d.cfg.Billing.Remind) {
@@ -224,12 +224,20 @@ func (b *billingActor) runDue(c *actor.Context) {
 	}
 }
 
-// review takes the step an active order's time calls for.
+// review takes the step an active order's time calls for. An order being terminated
+// takes none: its server is going, and a renewal would charge for it.
 func (b *billingActor) review(c *actor.Context, o store.Order, now time.Time) {
-	if o.Status != store.OrderActive || o.Op == store.OpDelete {
+	if o.Status != store.OrderActive || o.Op == store.OpDelete || o.Terminating {
 		return
 	}
 	switch {
+	case o.PoweredOff && o.Op == "":
+		// Paid for and off with nothing queued to turn it on: its power on was
+		// dropped (an operator purged it as a dead letter). It is queued again.
+		b.commit(c, o, now, "power_on_queued", func(o *store.Order) error {
+			o.QueueOp(store.OpPowerOn, now)
+			return nil
+		}, nil)
 	case o.PaidUntil.IsZero():
 		// Active before billing existed: its first period starts now.
 		b.commit(c, o, now, "billing_started", func(o *store.Order) error {
@@ -310,7 +318,7 @@ func (b *billingActor) reviewSuspended(c *actor.Context) {
 	now := b.d.cfg.Clock.Now()
 	var waiting []store.Order
 	err := b.d.store.OrdersWithStatus(store.OrderSuspended, func(o store.Order) error {
-		if o.Op != store.OpDelete {
+		if o.Op != store.OpDelete && !o.Terminating {
 			waiting = append(waiting, o)
 		}
 		return nil
@@ -357,7 +365,8 @@ func (b *billingActor) commit(c *actor.Context, o store.Order, now time.Time, ev
 // sameBilling reports whether x is still the order billing decided on.
 func sameBilling(x, o store.Order) bool {
 	return x.Status == o.Status && x.Period == o.Period && x.PaidUntil.Equal(o.PaidUntil) &&
-		x.Op == o.Op && x.AutoRenewOff == o.AutoRenewOff && x.Reminded == o.Reminded
+		x.Op == o.Op && x.AutoRenewOff == o.AutoRenewOff && x.Reminded == o.Reminded &&
+		x.Terminating == o.Terminating
 }
 
 // commitChange commits change with the notes say makes of the changed order, hands
@@ -428,6 +437,9 @@ func renewal(now time.Time, period time.Duration, seen int) func(o *store.Order)
 		}
 		if (o.Status != store.OrderActive && o.Status != store.OrderSuspended) || o.Op == store.OpDelete || o.Period == 0 {
 			return fmt.Errorf("%w: order %d is %s", ErrOrderState, o.ID, o.Status)
+		}
+		if o.Terminating {
+			return fmt.Errorf("%w: order %d is being terminated", ErrOrderState, o.ID)
 		}
 		o.Period++
 		o.Reminded = 0

@@ -49,7 +49,7 @@ func ledgerAgrees(t *testing.T, env *hangartest.Env, want int64) []store.LedgerE
 	var avail, held int64
 	for _, e := range ledger {
 		switch e.Kind {
-		case store.LedgerDeposit, store.LedgerRefund:
+		case store.LedgerDeposit:
 			avail += e.Amount
 		case store.LedgerHold:
 			avail, held = avail-e.Amount, held+e.Amount

@@ -230,6 +230,14 @@ func (q *dispatcher) Receive(c *actor.Context) {
 		n, err := q.d.store.PurgeDeadLetters()
 		q.deadLetters = max(0, q.deadLetters-n)
 		c.Respond(orderOpResult{n: n, err: err})
+		if n > 0 && q.d.orders.billing != nil {
+			// A purge drops dead-lettered provider operations from their orders:
+			// billing looks at the orders again, and queues what still applies (a paid
+			// server's power on).
+			if pid := q.d.orders.billing(); pid != nil {
+				c.Send(pid, billingRescan{})
+			}
+		}
 	}
 }
 

@@ -69,6 +69,22 @@ func (t *terminator) run(c *actor.Context, req terminateOrder) (res orderOpResul
 	if !ok {
 		return orderOpResult{err: fmt.Errorf("provider %q is not configured", o.Provider)}
 	}
+	// Recorded before the provider is asked: from here billing neither renews nor
+	// suspends the order (a renewal would charge for a server being deleted, a
+	// suspension would leave finishTermination nothing it may end), and a crash
+	// during the call leaves the termination to the reconciler instead of forgetting it.
+	if o, err = t.d.store.UpdateOrder(o.ID, func(o *store.Order) error {
+		if o.Status != store.OrderActive {
+			return fmt.Errorf("%w: order %d is %s", ErrOrderState, o.ID, o.Status)
+		}
+		if !o.Terminating {
+			o.Terminating = true
+			o.Record(t.d.cfg.Clock.Now(), "terminate_requested", "")
+		}
+		return nil
+	}); err != nil {
+		return orderOpResult{err: err}
+	}
 	ctx, cancel := context.WithTimeout(t.d.ctx, t.d.cfg.Queue.ProvisionTimeout)
 	defer cancel()
 	if err := prov.Delete(ctx, o.InstanceID); err != nil {

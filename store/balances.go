@@ -28,7 +28,6 @@ const (
 	LedgerHold    = "hold"
 	LedgerCapture = "capture"
 	LedgerRelease = "release"
-	LedgerRefund  = "refund"
 	// LedgerRenewal pays one more billing period of an order from the available
 	// balance (issue 17); its note names the period.
 	LedgerRenewal = "renewal"
@@ -69,7 +68,7 @@ func (s *Store) moveMoneyNoted(txn *tx, user int64, kind string, amount, orderID
 		return 0, err
 	}
 	switch kind {
-	case LedgerDeposit, LedgerRefund:
+	case LedgerDeposit:
 		b.Available += amount
 	case LedgerRenewal:
 		if b.Available < amount {

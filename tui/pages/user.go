@@ -310,12 +310,7 @@ func (v *user) Render() string {
 	ledgerLines := []string{st.Title.Render(fmt.Sprintf("ledger (%d)", len(ledger)))}
 	for i := len(ledger) - 1; i >= 0; i-- {
 		e := ledger[i]
-		sign := "+"
-		switch e.Kind {
-		case "hold", "capture":
-			sign = "-"
-		}
-		line := fmt.Sprintf("%-10s %-8s %14s", components.Ago(now, e.At), e.Kind, sign+components.Money(e.Amount, cur))
+		line := fmt.Sprintf("%-10s %-8s %14s", components.Ago(now, e.At), e.Kind, ledgerSign(e.Kind)+components.Money(e.Amount, cur))
 		if e.OrderID > 0 {
 			line += fmt.Sprintf(" #%d", e.OrderID)
 		}
@@ -373,4 +368,15 @@ func cutBlock(lines []string, n, w int) string {
 		out[i] = ansi.Truncate(l, w, "…") // styled lines: cut by cells, escapes kept whole
 	}
 	return strings.Join(out, "\n")
+}
+
+// ledgerSign is how a ledger line of kind moves the user's money: "-" for the kinds
+// that take it from the available or held balance (a hold, its capture, a renewal, a
+// refund of a top-up, a hold moved to another account), "+" for the rest.
+func ledgerSign(kind string) string {
+	switch kind {
+	case "hold", "capture", "renewal", "refund", "move_out":
+		return "-"
+	}
+	return "+"
 }
