@@ -28,6 +28,7 @@ type BotStore interface {
 	GetOrder(id int64) (store.Order, error)
 	UserOrders(user int64, limit int) ([]store.Order, error)
 	UpdateOrder(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, error)
+	UpdateOrders(changes []store.OrderChange) ([]store.OrderResult, error)
 }
 
 // bot answers chat commands for one user. It runs inside that user's actor, after the
@@ -69,6 +70,9 @@ type botOutcome struct {
 	// with the update.
 	lang     *store.UserLanguage
 	language *store.UserLanguage
+	// updateID is the update being answered; a change a command makes that must not
+	// be made twice is keyed on it (store.OrderChange.Once).
+	updateID int64
 }
 
 func (o *botOutcome) say(chat int64, format string, args ...any) {
@@ -83,7 +87,7 @@ func (o *botOutcome) sayT(chat int64, id string, kv ...any) {
 // handle answers an update that passed the rate limit. lang is the sender's language
 // record as their actor holds it (nil: unknown).
 func (b *bot) handle(u *tgUpdate, lang *store.UserLanguage) botOutcome {
-	out := botOutcome{lang: lang}
+	out := botOutcome{lang: lang, updateID: u.ID}
 	switch {
 	case u.CallbackQuery != nil:
 		out.p, out.language = b.printerFor(u.CallbackQuery.from(), lang)
@@ -500,8 +504,13 @@ func (b *bot) renew(chat, user int64, args string, out *botOutcome) {
 	if !ok {
 		return
 	}
-	done, err := b.store.UpdateOrder(o.ID, renewal(b.clock.Now(), b.billing.Period, o.Period))
+	done, err := b.renewOnce(o, out.updateID)
 	switch {
+	case errors.Is(err, store.ErrAlreadyApplied):
+		// A re-delivery of a /renew that was paid (its reply may not have gone out).
+		if current, gerr := b.store.GetOrder(o.ID); gerr == nil {
+			out.say(chat, "%s", b.notes().billingRenewedNow(current))
+		}
 	case errors.Is(err, store.ErrInsufficientFunds):
 		bal, _ := b.store.GetBalance(o.UserID)
 		out.say(chat, "%s", b.notes().billingRenewRefused(o, bal.Available))
@@ -516,6 +525,17 @@ func (b *bot) renew(chat, user int64, args string, out *botOutcome) {
 		}
 		out.effects = append(out.effects, publishEvent{ev: orderFeedEvent(done, "renewed", b.clock.Now())})
 	}
+}
+
+// renewOnce renews o in a commit keyed on the update that asked: the renewal commits
+// before the update is marked seen, so a re-delivery of the same /renew must not pay a
+// second period.
+func (b *bot) renewOnce(o store.Order, updateID int64) (store.Order, error) {
+	res, err := b.store.UpdateOrders([]store.OrderChange{{ID: o.ID, Apply: renewal(b.clock.Now(), b.billing.Period, o.Period), Once: updateID}})
+	if err != nil {
+		return store.Order{}, err
+	}
+	return res[0].Order, res[0].Err
 }
 
 // autoRenew switches an order's renewal off or on: "/autorenew 12 off".

@@ -262,6 +262,8 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		// again (an inbox update stays in the inbox for the sweep); the failure is
 		// visible in logs and metrics.
 		a.storeFailed("commit update", err)
+		// Not counted: Telegram delivers the update again, and that delivery counts.
+		a.window = prev
 		for _, m := range replies {
 			c.Send(a.d.outbox, sendTransient{msg: m})
 		}

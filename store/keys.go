@@ -54,6 +54,8 @@ const (
 	prefixOrderOp = "ordop:"   // ordop:{orderID:8 BE} → empty: orders with a provider operation queued (Billing.Op)
 	// operations (issue 16)
 	prefixAudit = "audit:" // audit:{seq:8 BE} → AuditEntry: every change made by a person, the newest AuditCap kept
+
+	prefixOnce = "once:" // once:{updateID:8 BE} → empty, TTL 24h: an update's order change was made (OrderChange.Once)
 	// Telegram Stars top-ups and the bot's languages (issue 17)
 	prefixInvoice    = "invoice:"    // invoice:{nonce} → Invoice sent by /topup and not yet paid, TTL InvoiceTTL
 	prefixPayment    = "payment:"    // payment:{telegram_payment_charge_id} → Payment: the key that makes a credit happen once
@@ -104,6 +106,8 @@ func u64FromKey(prefix string, key []byte) uint64 {
 }
 
 func orderKey(id int64) []byte { return u64Key(prefixOrder, uint64(id)) }
+
+func onceKey(updateID int64) []byte { return u64Key(prefixOnce, uint64(updateID)) }
 
 func orderStatusPrefix(status string) string { return prefixOrderStatus + status + ":" }
 

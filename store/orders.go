@@ -223,7 +223,17 @@ type OrderChange struct {
 	// the change, in the same commit (the dispatcher seals an order's root password in
 	// the commit that starts its first attempt, before the provider is asked).
 	Seal func(o *Order) (SealedPassword, bool)
+	// Once, when set, is the Telegram update_id the change comes from: the change is
+	// made at most once per update within SeenUpdateTTL, and a second is
+	// ErrAlreadyApplied with nothing written. A chat command's change commits before
+	// its update is marked seen, so a re-delivery after a crash between the two, or
+	// after the update's own commit failed, would make it again (/renew: a second
+	// period paid).
+	Once int64
 }
+
+// ErrAlreadyApplied is an OrderChange whose update (OrderChange.Once) made it before.
+var ErrAlreadyApplied = errors.New("store: this update's change was already made")
 
 // OrderResult is what one OrderChange came to: the order as stored and its notes with
 // their ids, or Err (Apply's error, or ErrNotFound) and nothing of it written, notes
@@ -266,6 +276,16 @@ func (s *Store) UpdateOrders(changes []OrderChange) ([]OrderResult, error) {
 // changeOrder applies one change inside a group commit. A missing order or Apply's
 // error is the change's own (r.Err) and writes nothing; any other error fails the commit.
 func (s *Store) changeOrder(txn *tx, c OrderChange, r *OrderResult, now time.Time) error {
+	if c.Once != 0 {
+		done, err := exists(txn, onceKey(c.Once))
+		if err != nil {
+			return err
+		}
+		if done {
+			r.Err, r.Notes = ErrAlreadyApplied, nil
+			return nil
+		}
+	}
 	var old Order
 	if err := getRecord(txn, orderKey(c.ID), &old); err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -287,6 +307,12 @@ func (s *Store) changeOrder(txn *tx, c OrderChange, r *OrderResult, now time.Tim
 	}
 	if err := putOutboxAll(txn, r.Notes); err != nil {
 		return err
+	}
+	if c.Once != 0 {
+		// As long as the update's seen-marker: Telegram delivers an update for 24 h.
+		if err := txn.PutOwned(onceKey(c.Once), nil, expiry(SeenUpdateTTL+time.Second), false); err != nil {
+			return err
+		}
 	}
 	if c.Seal != nil {
 		if p, ok := c.Seal(&updated); ok {

@@ -68,7 +68,7 @@ func setSeenMarker(txn *tx, updateID int64) error {
 	}
 	at, bit := seenBit(updateID)
 	block[at] |= bit
-	return txn.PutOwned(key, block, expiry(SeenUpdateTTL), false)
+	return txn.PutOwned(key, block, seenExpiry(), false)
 }
 
 // scanSeenMarkers calls fn with every update_id marked in a stored block.
@@ -176,3 +176,9 @@ func (s *Store) putSeenMarker(txn *tx, updateID int64) error {
 	s.seen.add(updateID)
 	return setSeenMarker(txn, updateID)
 }
+
+// seenExpiry is when a marker set now expires: a second over SeenUpdateTTL, since
+// expiry rounds down to the second and a key is gone once its second begins; a marker
+// set late in a second lived almost a second less than the 24 h Telegram redelivers
+// for.
+func seenExpiry() uint64 { return expiry(SeenUpdateTTL + time.Second) }

@@ -225,3 +225,15 @@ func TestSeenMarkersMigrateToBlocks(t *testing.T) {
 		}
 	}
 }
+
+// A seen-marker outlives the 24 h in which Telegram delivers an update again, even
+// when set late in a second (expiry rounds down to the second).
+func TestSeenMarkerLivesAtLeastTheTTL(t *testing.T) {
+	for time.Now().Nanosecond() < 900_000_000 {
+		time.Sleep(time.Millisecond)
+	}
+	set := time.Now()
+	if gone := time.Unix(int64(seenExpiry()), 0); gone.Sub(set) < SeenUpdateTTL {
+		t.Fatalf("a marker set at %s expires at %s: it lives %s, less than %s", set, gone, gone.Sub(set), SeenUpdateTTL)
+	}
+}
