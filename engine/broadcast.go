@@ -443,20 +443,26 @@ func (b *broadcaster) commit() {
 type blockedError interface{ Blocked() bool }
 
 // rateWindow paces one sender: a token bucket holding a tenth of a second's worth
-// (smooth sending), under a sliding one-second window that never admits more than the
-// rate in any second.
+// (smooth sending), or maxBurst when set, under a sliding one-second window that never
+// admits more than the rate in any second.
 type rateWindow struct {
-	rate   float64
-	tokens float64
-	last   time.Time
-	sends  []time.Time // the last second's, oldest first
+	rate     float64
+	maxBurst float64
+	tokens   float64
+	last     time.Time
+	sends    []time.Time // the last second's, oldest first
 }
 
 func newRateWindow(rate float64) rateWindow {
 	return rateWindow{rate: rate, tokens: 1}
 }
 
-func (r *rateWindow) burst() float64 { return max(1, r.rate/10) }
+func (r *rateWindow) burst() float64 {
+	if r.maxBurst > 0 {
+		return r.maxBurst
+	}
+	return max(1, r.rate/10)
+}
 
 func (r *rateWindow) allow(now time.Time) bool {
 	if !r.last.IsZero() {

@@ -95,10 +95,24 @@ type outboxSender struct {
 	queued    map[uint64]bool
 	lastScan  time.Time
 	rescanDue bool
+	// finished remembers the messages this sender recorded as sent or dropped (wall
+	// clock), for two rescan periods: a producer's hand-over can arrive after a rescan
+	// found the same message in the store and it was sent, and must not send it again.
+	finished map[uint64]time.Time
+	// rate keeps every send, whatever woke the drain (a tick, a hand-over, a poke, a
+	// transient message), within Telegram's overall limit (1/SendInterval a second).
+	rate rateWindow
 }
 
 func newOutboxSender(d outboxDeps) actor.Producer {
-	return func() actor.Receiver { return &outboxSender{d: d, queued: map[uint64]bool{}} }
+	return func() actor.Receiver {
+		perSecond := float64(time.Second) / float64(d.cfg.SendInterval)
+		rate := newRateWindow(perSecond)
+		// A tick's worth: a backlog drains at the full rate on the ticks alone.
+		rate.maxBurst = max(1, perSecond*outboxTickEvery.Seconds())
+		rate.tokens = rate.maxBurst
+		return &outboxSender{d: d, queued: map[uint64]bool{}, finished: map[uint64]time.Time{}, rate: rate}
+	}
 }
 
 func (o *outboxSender) Receive(c *actor.Context) {
@@ -140,18 +154,24 @@ func (o *outboxSender) Receive(c *actor.Context) {
 	}
 }
 
-// budget is how many messages one drain may send: Telegram allows about 30 a second
-// overall; when sending is off the log takes as many as are due.
-func (o *outboxSender) budget() int {
+// maysend reports whether one more message may go now, and counts it if so: Telegram
+// allows about 30 a second overall, over every drain; a drain sends at most
+// maxPerDrain, so that the actor answers between them. When sending is off the log
+// takes as many as are due.
+func (o *outboxSender) maysend(sent int) bool {
 	if !o.d.sender.Enabled() {
-		return 500
+		return sent < maxPerDrain
 	}
-	n := int(outboxTickEvery / o.d.cfg.SendInterval)
-	if n < 1 {
-		n = 1
+	now := time.Now()
+	if !o.rate.allow(now) {
+		return false
 	}
-	return n
+	o.rate.take(now)
+	return true
 }
+
+// maxPerDrain bounds one drain's sends when nothing else does (sending off).
+const maxPerDrain = 500
 
 func (o *outboxSender) drain() {
 	defer recoverPanic(o.d.cfg.Logger, o.d.metrics, "outbox", nil)
@@ -164,18 +184,15 @@ func (o *outboxSender) drain() {
 	if now.Before(o.pausedUntil) {
 		return
 	}
-	budget := o.budget()
-	for len(o.transient) > 0 && budget > 0 && !o.stopping() {
-		if !o.sendTransient(&o.transient[0]) {
-			return
-		}
-		o.transient = o.transient[1:]
-		budget--
-	}
-	if budget <= 0 {
+	sent := 0
+	if !o.drainTransient(now, &sent) {
 		return
 	}
-	for ; budget > 0 && o.queue.Len() > 0 && !o.queue[0].NextAt.After(now) && !o.stopping(); budget-- {
+	for o.queue.Len() > 0 && !o.queue[0].NextAt.After(now) && !o.stopping() {
+		if !o.maysend(sent) {
+			return
+		}
+		sent++
 		m := heap.Pop(&o.queue).(store.OutboxMessage)
 		delete(o.queued, m.ID)
 		if !o.sendStored(m) {
@@ -184,12 +201,35 @@ func (o *outboxSender) drain() {
 	}
 }
 
+// drainTransient sends the transient messages that are due, first; one waiting for
+// its retry lets the others, and the stored ones, go meanwhile. It returns false when
+// sending must stop for now (the rate, a 429, the shutdown).
+func (o *outboxSender) drainTransient(now time.Time, sent *int) bool {
+	pending, goOn := o.transient, true
+	o.transient = o.transient[:0] // kept ones are written behind the ones read
+	for _, t := range pending {
+		switch {
+		case !goOn || t.msg.NextAt.After(now):
+		case o.stopping() || !o.maysend(*sent):
+			goOn = false
+		default:
+			*sent++
+			if o.sendTransient(&t, now) {
+				continue
+			}
+			goOn = !o.d.cfg.Clock.Now().Before(o.pausedUntil) && !o.stopping()
+		}
+		o.transient = append(o.transient, t)
+	}
+	return goOn
+}
+
 // stopping reports that the engine is shutting down: what is not sent yet waits in
 // the store for the next start.
 func (o *outboxSender) stopping() bool { return o.d.stop != nil && o.d.stop.Err() != nil }
 
 func (o *outboxSender) add(m store.OutboxMessage) {
-	if o.queued[m.ID] {
+	if _, done := o.finished[m.ID]; o.queued[m.ID] || done {
 		return
 	}
 	o.queued[m.ID] = true
@@ -200,6 +240,11 @@ func (o *outboxSender) add(m store.OutboxMessage) {
 func (o *outboxSender) rescan() {
 	o.lastScan = time.Now()
 	o.rescanDue = false
+	for id, at := range o.finished {
+		if o.lastScan.Sub(at) > 2*rescanEvery {
+			delete(o.finished, id)
+		}
+	}
 	all, err := o.d.store.QueuedMessages(1 << 20)
 	if err != nil {
 		o.d.cfg.Logger.Error("outbox read failed", "err", err)
@@ -269,15 +314,21 @@ func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 }
 
 // sendTransient sends the head of the in-memory queue; it returns false to keep it
-// there for the next tick (counting the attempt) and stop draining.
-func (o *outboxSender) sendTransient(t *sendTransient) bool {
+// there, due again after the same backoff a stored message gets (it is in no store: a
+// short outage must not use up its tries, as retrying on every drain did in about two
+// seconds).
+func (o *outboxSender) sendTransient(t *sendTransient, now time.Time) bool {
 	m := &t.msg
 	err := o.send(*m, t.secret)
 	if err != nil && o.stopping() {
 		return false
 	}
-	status, retry, _ := o.classify(err)
+	status, retry, pause := o.classify(err)
 	if retry && m.Attempts+1 < outboxMaxAttempts {
+		m.NextAt = now.Add(backoff(m.Attempts))
+		if pause > 0 {
+			m.NextAt = o.pausedUntil
+		}
 		m.Attempts++
 		return false
 	}
@@ -402,6 +453,7 @@ func (o *outboxSender) classify(err error) (status string, retry bool, pause tim
 
 func (o *outboxSender) finish(m store.OutboxMessage, status string, err error) {
 	o.done = append(o.done, store.Finished{Message: m, Status: status, Error: redactErr(err)})
+	o.finished[m.ID] = time.Now()
 	if o.d.sender.Enabled() {
 		// A message Telegram accepted is recorded at once, so a crash can repeat at
 		// most the one in flight; logged-only messages are batched.

@@ -60,11 +60,13 @@ func (c *Clock) Advance(d time.Duration) {
 
 // Options adjust the environment.
 type Options struct {
-	RateLimit   int
-	RateWindow  time.Duration
-	IdleTimeout time.Duration
-	MaxPending  int
-	MaxBody     int
+	RateLimit  int
+	RateWindow time.Duration
+	// SendInterval paces the outbox (default 1 ms; Telegram's limit is 1/30 s).
+	SendInterval time.Duration
+	IdleTimeout  time.Duration
+	MaxPending   int
+	MaxBody      int
 	// WrapStore lets a test put a faulty layer between the engine and the store.
 	WrapStore func(engine.Store) engine.Store
 	// Dir reuses a data directory (for restart tests); empty means a new temp dir.
@@ -152,7 +154,7 @@ func Start(t testing.TB, opts Options) *Env {
 	env.Password = engine.NewPasswordDeriver([]byte("hangartest password key, 32 bytes!"))
 	env.Engine, err = engine.New(engine.Config{
 		RateLimit: opts.RateLimit, RateWindow: opts.RateWindow, IdleTimeout: opts.IdleTimeout, MaxPending: opts.MaxPending, Clock: env.Clock, Logger: log,
-		Registry: env.Registry, SendInterval: time.Millisecond, Queue: opts.Queue,
+		Registry: env.Registry, SendInterval: cmp.Or(opts.SendInterval, time.Millisecond), Queue: opts.Queue,
 		Providers: opts.Providers, Catalog: opts.Catalog, Password: env.Password, AdminChatID: opts.AdminChatID,
 		StarsRate: opts.StarsRate, Language: cmp.Or(opts.Language, "en"),
 		Billing: opts.Billing,
