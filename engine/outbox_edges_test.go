@@ -24,7 +24,7 @@ func TestReplyFoundByARescanIsSentOnce(t *testing.T) {
 	if r := env.PostUpdate(t, hangartest.Update(1, first, "/help")); r.Status != 200 {
 		t.Fatalf("update 1: %d", r.Status)
 	}
-	time.Sleep(100 * time.Millisecond) // the outbox is in the first reply's send
+	time.Sleep(100 * time.Millisecond)                    // the outbox is in the first reply's send
 	if _, err := env.Engine.CancelOrder(id); err != nil { // pokes the outbox: a rescan
 		t.Fatal(err)
 	}
