@@ -658,8 +658,8 @@ func TestWebhookWaitIsBounded(t *testing.T) {
 	}
 }
 
-// A reply that could not be stored (the store failing) is kept in memory and retried;
-// it gives up after its attempts rather than blocking the sender forever.
+// A reply that could not be stored (the store failing) is kept in memory and retried
+// with backoff; it gives up after its attempts rather than blocking the sender forever.
 func TestUnstoredReplyGivesUpAfterItsAttempts(t *testing.T) {
 	fs := &failingStore{}
 	env := hangartest.Start(t, hangartest.Options{WrapStore: func(s engine.Store) engine.Store {
@@ -669,6 +669,7 @@ func TestUnstoredReplyGivesUpAfterItsAttempts(t *testing.T) {
 	env.Telegram.SetDown(true)
 	env.PostUpdate(t, hangartest.Update(1, 41, "/help"))
 	hangartest.WaitFor(t, 15*time.Second, "the unsendable reply to be dropped", func() bool {
+		env.Clock.Advance(5 * time.Minute) // the longest backoff: every retry comes due
 		recent, _ := env.Store.RecentMessages(10)
 		return len(recent) == 1 && recent[0].Status == store.MessageDropped
 	})
