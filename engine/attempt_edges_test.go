@@ -193,19 +193,11 @@ func tail(b []byte, n int) string {
 // from every order with an operation: a purged power off (or delete) hit the server
 // after a restart.
 func TestPurgedOperationDoesNotRunAfterARestart(t *testing.T) {
-	env, fake, id := linodeBilling(t)
-	fake.FailNext(3, 503)
-	o, _ := env.Store.GetOrder(id)
-	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
-	advanceUntil(t, env, "the power off dead-lettered", func() bool {
-		o, _ = env.Store.GetOrder(id)
-		return o.DeadLettered
-	})
-	hangartest.WaitFor(t, 5*time.Second, "the dead letter reported", func() bool { return queueStats(t, env).DeadLetters == 1 })
+	env, fake, id := deadLetteredPowerOff(t)
 	if n, err := env.Engine.PurgeDeadLetters(); err != nil || n != 1 {
 		t.Fatalf("purge: %d, %v", n, err)
 	}
-	if o, _ = env.Store.GetOrder(id); o.Op != "" || o.DeadLettered || o.Status != store.OrderSuspended {
+	if o, _ := env.Store.GetOrder(id); o.Op != "" || o.DeadLettered || o.Status != store.OrderSuspended {
 		t.Fatalf("after the purge: %s, op %q, dead-lettered %v; want suspended with nothing queued", o.Status, o.Op, o.DeadLettered)
 	}
 	stoppedAt := env.Clock.Now()

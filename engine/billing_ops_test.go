@@ -39,6 +39,23 @@ func linodeBillingRetry(t *testing.T, retryBase time.Duration) (*hangartest.Env,
 	return env, fake, id
 }
 
+// deadLetteredPowerOff runs an order on the Linode fake to the end of its paid
+// period with no money for the next, and has the provider refuse every try of the
+// power off that suspends it, until it is a dead letter the queue has counted.
+func deadLetteredPowerOff(t *testing.T) (*hangartest.Env, *linodefake.Server, int64) {
+	t.Helper()
+	env, fake, id := linodeBilling(t)
+	fake.FailNext(3, 503)
+	o, _ := env.Store.GetOrder(id)
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	advanceUntil(t, env, "the power off dead-lettered", func() bool {
+		o, _ = env.Store.GetOrder(id)
+		return o.DeadLettered
+	})
+	hangartest.WaitFor(t, 5*time.Second, "one dead letter counted", func() bool { return queueStats(t, env).DeadLetters == 1 })
+	return env, fake, id
+}
+
 // advanceUntil moves the fake clock in small steps (retries are due on it) until
 // cond holds.
 func advanceUntil(t *testing.T, env *hangartest.Env, what string, cond func() bool) {
@@ -161,17 +178,9 @@ func TestTopUpDoesNotWaitBehindAFailingPowerOff(t *testing.T) {
 // A top-up while the power off is a dead letter takes the order off the list: the
 // power on replaces it, and the queue's dead letter count follows.
 func TestResumeReplacesADeadLetteredPowerOff(t *testing.T) {
-	env, fake, id := linodeBilling(t)
-	fake.FailNext(3, 503)
-	o, _ := env.Store.GetOrder(id)
-	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
-	advanceUntil(t, env, "the power off dead-lettered", func() bool {
-		o, _ = env.Store.GetOrder(id)
-		return o.DeadLettered
-	})
-	hangartest.WaitFor(t, 5*time.Second, "one dead letter counted", func() bool { return queueStats(t, env).DeadLetters == 1 })
+	env, fake, id := deadLetteredPowerOff(t)
 	env.Deposit(t, billUser, linodePrice)
-	o = waitOrder(t, env, id, "resumed", func(o store.Order) bool { return o.Status == store.OrderActive && o.Op == "" })
+	o := waitOrder(t, env, id, "resumed", func(o store.Order) bool { return o.Status == store.OrderActive && o.Op == "" })
 	if o.DeadLettered || offAtLinode(fake) {
 		t.Fatalf("after the top-up: dead-lettered %v, off %v", o.DeadLettered, offAtLinode(fake))
 	}
