@@ -409,6 +409,46 @@ func TestAllowBlogWrite(t *testing.T) {
 	}
 }
 
+// The write window counts a client as the slug budget does, an IPv6 /64 as one
+// (one subscriber's addresses wrote without limit), and does not restart at midnight
+// UTC, when the salt of its key changes (ten writes went through in three seconds).
+func TestBlogWriteWindowCannotBeSidestepped(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ip       func(i int) string
+		midnight bool
+	}{
+		{"addresses of one IPv6 /64", func(i int) string { return fmt.Sprintf("2001:db8:1:2::%x", i+1) }, false},
+		{"across midnight", func(int) string { return "203.0.113.5" }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, clock := blogSetup(t)
+			if tc.midnight {
+				clock.Set(clock.Now().Truncate(24*time.Hour).Add(24*time.Hour - 2*time.Second))
+			}
+			allowed := 0
+			for i := range 2 * BlogWriteLimit {
+				if tc.midnight && i == BlogWriteLimit {
+					clock.Advance(3 * time.Second)
+				}
+				ok, _, err := s.AllowBlogWrite(tc.ip(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok {
+					allowed++
+				}
+			}
+			if allowed != BlogWriteLimit {
+				t.Fatalf("%d writes allowed within a window, want %d", allowed, BlogWriteLimit)
+			}
+			if ok, _, _ := s.AllowBlogWrite("2001:db8:1:3::1"); !ok {
+				t.Error("another /64 was refused")
+			}
+		})
+	}
+}
+
 // A client sweeping many slugs keeps one bounded reader record: beyond maxReaderSlugs
 // its oldest views leave the dedup window early, and nothing grows.
 func TestReaderRecordIsBounded(t *testing.T) {

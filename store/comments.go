@@ -220,20 +220,57 @@ type blogWindow struct {
 	ResetAt int64 `json:"reset"` // unix ns
 }
 
-// AllowBlogWrite takes one of ip's BlogWriteLimit writes in the current window. The
-// window lives in the store with a TTL, so it survives a restart; its key holds the
-// daily-salted hash of the IP, not the IP.
+// blogWindowYesterday is the client's write window kept under yesterday's salt, with
+// its key, when one may still run (the day began less than a window ago); nil if none.
+func blogWindowYesterday(txn *tx, client string, now time.Time) ([]byte, blogWindow, error) {
+	midnight := now.Truncate(24 * time.Hour) // UTC days
+	if now.Sub(midnight) >= BlogWriteWindow {
+		return nil, blogWindow{}, nil
+	}
+	salt, err := daySalt(txn, midnight.Add(-time.Hour).Format(dayLayout), false)
+	if err != nil || salt == nil {
+		return nil, blogWindow{}, err
+	}
+	key := append([]byte(prefixBlogRate), ipHash(salt, client)...)
+	var w blogWindow
+	if err := getRecord(txn, key, &w); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			err = nil
+		}
+		return nil, blogWindow{}, err
+	}
+	if w.ResetAt <= now.UnixNano() {
+		return nil, blogWindow{}, nil
+	}
+	return key, w, nil
+}
+
+// AllowBlogWrite takes one of ip's (its IPv6 /64's) BlogWriteLimit writes in the
+// current window. The window lives in the store with a TTL, so it survives a restart;
+// its key holds the daily-salted hash of the IP, not the IP.
 func (s *Store) AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, err error) {
 	now := s.now().UTC()
 	salt, err := s.todaysSalt(now.Format(dayLayout))
 	if err != nil {
 		return false, 0, err
 	}
-	key := append([]byte(prefixBlogRate), ipHash(salt, ip)...)
+	// One window per client as the slug budget counts clients: an IPv6 /64 is one, or
+	// a single subscriber would write without limit from its own addresses.
+	client := clientNet(ip)
+	key := append([]byte(prefixBlogRate), ipHash(salt, client)...)
 	err = s.update(func(txn *tx) error {
 		var w blogWindow
 		if err := getRecord(txn, key, &w); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
+		}
+		if w.ResetAt == 0 {
+			// The key's salt changed at midnight: a window opened in the last minute
+			// of yesterday still runs, under yesterday's salt.
+			if k, y, err := blogWindowYesterday(txn, client, now); err != nil {
+				return err
+			} else if k != nil {
+				key, w = k, y
+			}
 		}
 		if w.ResetAt <= now.UnixNano() {
 			w = blogWindow{ResetAt: now.Add(BlogWriteWindow).UnixNano()}

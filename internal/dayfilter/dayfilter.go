@@ -53,9 +53,18 @@ func (f *Filter) Add(day int64, hash uint64) {
 	case day == f.day+1:
 		f.days = [2]*z.Bloom{z.NewBloomFilter(Entries, 0.01), f.days[0]}
 		f.day = day
+	case day == f.day-1:
+		// A key of the day before, added after one of the new day (two commits
+		// stamped either side of midnight, the later first): MayContain asks the
+		// day before's filter for it.
+		if f.days[1] == nil {
+			f.days[1] = z.NewBloomFilter(Entries, 0.01)
+		}
+		f.days[1].Add(hash)
+		return
 	}
-	// A day older than the newest (a clock set back) goes into the newest's filter,
-	// which is kept at least as long.
+	// A day older still (a clock set back) goes into the newest's filter, which is
+	// kept at least as long; MayContain never rules such a day out.
 	f.days[0].Add(hash)
 }
 

@@ -51,3 +51,28 @@ func TestNothingRuledOutBeforeLoadAndStoredKeysNever(t *testing.T) {
 		}
 	}
 }
+
+// A key of the day before added after one of the new day (commits stamped either side
+// of midnight, committed in the other order) is not ruled out for its own day: it went
+// into the new day's filter, and a view counted just before midnight was counted again
+// just after.
+func TestKeyOfTheDayBeforeAddedLateIsKept(t *testing.T) {
+	for _, started := range []bool{false, true} { // with and without a filter for the day before
+		var f Filter
+		if err := f.Load(func(func(uint64)) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if started {
+			f.Add(nov29, hashOf("aaaaaaaaaaaaaaaa"))
+		}
+		f.Add(nov29+1, hashOf("0123456789abcdef"))
+		late := hashOf("fedcba9876543210")
+		f.Add(nov29, late)
+		if !f.MayContain(nov29, late) {
+			t.Fatalf("a key added late for the day before is ruled out (a filter for that day before: %v)", started)
+		}
+		if !f.MayContain(nov29+1, hashOf("0123456789abcdef")) {
+			t.Fatal("the new day's key is ruled out")
+		}
+	}
+}
