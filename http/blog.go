@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
@@ -139,10 +140,16 @@ func (s *Server) blogRoutes() {
 
 // clientIP is the socket peer, or the trusted proxy header's address when configured
 // and valid. For a list (X-Forwarded-For) the last entry is the one the trusted proxy
-// appended; earlier ones are whatever the client sent.
+// appended; earlier ones are whatever the client sent. Likewise the header's last
+// line: a proxy that adds a line of its own (HAProxy's forwardfor) leaves the
+// client's first.
 func (s *Server) clientIP(c *fiber.Ctx) string {
 	if h := s.cfg.Blog.ClientIPHeader; h != "" {
-		v := c.Get(h)
+		var v string
+		if lines := c.Request().Header.PeekAll(h); len(lines) > 0 {
+			last := lines[len(lines)-1]
+			v = unsafe.String(unsafe.SliceData(last), len(last)) // parsed here, not kept
+		}
 		if i := strings.LastIndexByte(v, ','); i >= 0 {
 			v = v[i+1:]
 		}

@@ -3,6 +3,7 @@ package http
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -160,9 +161,15 @@ func (s *Server) adminDeleteSlug(c *fiber.Ctx) error {
 // cursor): any text a slug may start with, so only its length and characters are
 // checked; it is brought to NFC to match the stored slugs.
 func slugQueryText(c *fiber.Ctx, name string) (string, error) {
-	v, err := usertext.Line(c.Query(name))
+	raw := c.Query(name)
+	v, err := usertext.Line(raw)
 	if err != nil || len(v) > store.MaxSlugLen {
 		return "", badRequest("bad_"+name, name+" must be at most "+strconv.Itoa(store.MaxSlugLen)+" bytes of text without control characters")
+	}
+	if strings.TrimSpace(raw) != raw {
+		// Slugs may hold spaces inside: trimmed, "spam " would match "spamalot" too,
+		// and " " every slug.
+		return "", badRequest("bad_"+name, name+" must not start or end with a space")
 	}
 	return v, nil
 }

@@ -202,6 +202,10 @@ func TestBlogAdminListsAndDeletesSlugs(t *testing.T) {
 		{"prefix with a control character", http.MethodGet, "/api/admin/slugs?prefix=a%00", true, 400, "bad_prefix"},
 		{"prefix too long", http.MethodGet, "/api/admin/slugs?prefix=" + strings.Repeat("a", store.MaxSlugLen+1), true, 400, "bad_prefix"},
 		{"after with a bidi override", http.MethodGet, "/api/admin/slugs?after=%E2%80%AE", true, 400, "bad_after"},
+		// Trimmed, "junk " would have deleted "junkyard" too, and " " every slug.
+		{"flood prefix ending in a space", http.MethodDelete, "/api/admin/slugs?max_views=100&prefix=junk%20", true, 400, "bad_prefix"},
+		{"flood prefix of a space", http.MethodDelete, "/api/admin/slugs?max_views=100&prefix=%20", true, 400, "bad_prefix"},
+		{"list after a space", http.MethodGet, "/api/admin/slugs?after=%20post", true, 400, "bad_after"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -503,5 +504,38 @@ func TestBlogClientIPFromSocketWithoutHeader(t *testing.T) {
 	v, err := env.store.RecentVisitors(2)
 	if err != nil || len(v) != 2 || v[0].IP != "127.0.0.1" || v[1].IP != "127.0.0.1" {
 		t.Fatalf("visitors = %+v, %v", v, err)
+	}
+}
+
+// The client IP is the one the trusted proxy put last: the last entry of a list, on
+// the header's last line. A proxy that adds a line of its own (HAProxy's forwardfor)
+// left the client's line first, and the client chose the IP its views, budgets and
+// write window were counted under.
+func TestClientIPIsTheTrustedProxysEntry(t *testing.T) {
+	env := blogStart(t, blogAdminToken)
+	for i, lines := range [][]string{
+		{"6.6.6.6", "192.0.2.9"},
+		{"6.6.6.6, 7.7.7.7", "10.0.0.1, 192.0.2.9"},
+		{"192.0.2.9"},
+	} {
+		req, err := http.NewRequest(http.MethodPost, env.url+"/api/views/ip-"+strconv.Itoa(i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			req.Header.Add(blogIPHeader, l)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		v, err := env.store.RecentVisitors(1)
+		if err != nil || len(v) != 1 {
+			t.Fatalf("recent visitors: %v, %v", v, err)
+		}
+		if v[0].IP != "192.0.2.9" {
+			t.Errorf("header lines %q: client IP taken as %q, want the proxy's 192.0.2.9", lines, v[0].IP)
+		}
 	}
 }
