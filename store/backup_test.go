@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -124,12 +125,18 @@ func TestRestoreRefusesWhatItCannotTrust(t *testing.T) {
 		"byte flipped": flipped,
 		"not a backup": []byte("hello"),
 	} {
-		dir := filepath.Join(t.TempDir(), "r")
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "r")
 		if _, err := Restore(dir, bytes.NewReader(b)); err == nil {
 			t.Fatalf("%s: restored", name)
 		}
-		if names, _ := os.ReadDir(dir); len(names) != 0 {
-			t.Fatalf("%s: %d files left behind", name, len(names))
+		// Nothing at all: a directory left behind made the next restore into the
+		// same data directory refuse it as not empty.
+		if names, _ := os.ReadDir(parent); len(names) != 0 {
+			t.Fatalf("%s: %v left behind", name, names)
+		}
+		if _, err := Restore(dir, bytes.NewReader(full)); err != nil {
+			t.Fatalf("%s, then the whole backup into the same place: %v", name, err)
 		}
 	}
 	// The whole backup restores, into a directory that exists but is empty.
@@ -144,6 +151,44 @@ func TestRestoreRefusesWhatItCannotTrust(t *testing.T) {
 	}
 	defer r.Close()
 	if b, _ := r.GetBalance(20); b.Available != 5 {
+		t.Fatalf("restored balance %+v", b)
+	}
+}
+
+// A restore that is killed part-way leaves no store that starts: the half-built one
+// waits beside the target, Open refuses the target until a restore finishes, and the
+// next restore starts over. It was built in place, and a restore killed at 90 % left a
+// store that started cleanly with 41,942 of 60,000 keys.
+func TestInterruptedRestoreIsRefusedUntilRedone(t *testing.T) {
+	s := quietOpen(t, t.TempDir())
+	if _, err := s.Deposit(7, 5); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := s.Backup(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	dir := filepath.Join(t.TempDir(), "db")
+	// What a restore killed part-way leaves: its half-built store beside dir.
+	if err := os.MkdirAll(filepath.Join(dir+".restoring", "wal"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("opening the target of an interrupted restore: %v, want it refused", err)
+	}
+	if _, err := Restore(dir, bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir + ".restoring"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the half-built store is still there: %v", err)
+	}
+	r, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if b, _ := r.GetBalance(7); b.Available != 5 {
 		t.Fatalf("restored balance %+v", b)
 	}
 }

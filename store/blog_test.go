@@ -424,7 +424,7 @@ func TestBlogWriteWindowCannotBeSidestepped(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, clock := blogSetup(t)
 			if tc.midnight {
-				clock.Set(clock.Now().Truncate(24*time.Hour).Add(24*time.Hour - 2*time.Second))
+				clock.Set(clock.Now().Truncate(24 * time.Hour).Add(24*time.Hour - 2*time.Second))
 			}
 			allowed := 0
 			for i := range 2 * BlogWriteLimit {

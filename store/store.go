@@ -166,6 +166,9 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupInfo, error) {
 // Restore loads a backup into dir, which must be empty or not exist.
 func Restore(dir string, r io.Reader) (BackupInfo, error) { return kv.Restore(dir, r) }
 
+// VerifyBackup checks a whole backup stream as Restore would, storing nothing.
+func VerifyBackup(r io.Reader) (BackupInfo, error) { return kv.VerifyBackup(r) }
+
 // Repair cuts dir's damaged write-ahead log at the damage, keeping copies, and reports
 // what was lost; only `hangar repair` calls it, with hangar stopped.
 func Repair(dir string, out io.Writer) (RepairReport, error) { return kv.Repair(dir, out) }

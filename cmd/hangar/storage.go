@@ -158,16 +158,23 @@ func runBackup(args []string) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return fmt.Errorf("GET /admin/backup: %d %s", resp.StatusCode, strings.TrimSpace(string(b)))
 	}
+	// The daemon answers 200 before it has read anything, so a failure after that ends
+	// the stream early: the stream is checked as restore would check it while it is
+	// saved, and a broken one is not kept (nor reported as a backup).
 	if target == "-" {
-		_, err := io.Copy(os.Stdout, resp.Body)
-		return err
+		if _, err := store.VerifyBackup(io.TeeReader(resp.Body, os.Stdout)); err != nil {
+			return fmt.Errorf("the backup stream is not whole (do not restore what was written): %w", err)
+		}
+		return nil
 	}
 	tmp := target + ".partial"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(f, resp.Body)
+	cw := &countingWriter{w: f}
+	_, err = store.VerifyBackup(io.TeeReader(resp.Body, cw))
+	n := cw.n
 	if err == nil {
 		err = f.Sync()
 	}
@@ -215,8 +222,13 @@ func runRestore(args []string) error {
 		defer f.Close()
 		r = f
 	}
-	if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
-		return fmt.Errorf("%s is not empty (%d entries): restore only into a new or empty directory, so nothing is mixed with what is there", dir, len(names))
+	if names, err := os.ReadDir(dir); err == nil {
+		// A restore killed part-way left its half-built store beside db; this one
+		// starts over.
+		names = slices.DeleteFunc(names, func(e os.DirEntry) bool { return e.Name() == filepath.Base(storeDir(dir))+".restoring" })
+		if len(names) > 0 {
+			return fmt.Errorf("%s is not empty (%d entries): restore only into a new or empty directory, so nothing is mixed with what is there", dir, len(names))
+		}
 	}
 	info, err := store.Restore(storeDir(dir), r)
 	if err != nil {
@@ -263,4 +275,16 @@ func (c *adminClient) url(path string) string {
 		addr = "http://" + addr
 	}
 	return strings.TrimRight(addr, "/") + path
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -164,8 +165,17 @@ func writeBackupRecord(w io.Writer, payload []byte) error {
 // ErrNotEmpty is Restore refusing a directory that already holds something.
 var ErrNotEmpty = errors.New("store: restore needs an empty or new data directory")
 
-// Restore loads a backup into dir, which must be empty or not exist. A backup that is
-// cut short or damaged is refused whole and dir is left empty.
+// ErrRestoreInterrupted is Open refusing a store whose restore did not finish.
+var ErrRestoreInterrupted = errors.New("store: a restore into this directory was interrupted; run it again")
+
+// restoringDir is where Restore builds the store before it takes dir's place.
+func restoringDir(dir string) string { return filepath.Clean(dir) + ".restoring" }
+
+// Restore loads a backup into dir, which must be empty or not exist. The store is built
+// beside it and renamed into place once whole, so a backup that is cut short or
+// damaged, or a restore that is killed, leaves no store in dir: refused, dir is as it
+// was; killed, the half-built store stays beside dir, Open refuses dir until a restore
+// finishes, and the next Restore starts over.
 func Restore(dir string, r io.Reader) (BackupInfo, error) {
 	var info BackupInfo
 	if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
@@ -173,37 +183,85 @@ func Restore(dir string, r io.Reader) (BackupInfo, error) {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return info, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	tmp := restoringDir(dir)
+	if err := os.RemoveAll(tmp); err != nil {
 		return info, err
 	}
-	clean := func() {
-		names, _ := os.ReadDir(dir)
-		for _, n := range names {
-			os.RemoveAll(dir + "/" + n.Name())
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return info, err
+	}
+	info, err := restoreInto(tmp, r)
+	if err == nil {
+		// dir is empty or absent (checked above); Go renames no directory over one.
+		if rerr := os.Remove(dir); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = rerr
 		}
 	}
-	info, err := restoreInto(dir, r)
+	if err == nil {
+		err = os.Rename(tmp, dir)
+	}
+	if err == nil {
+		syncDir(filepath.Dir(tmp))
+	}
 	if err != nil {
-		clean()
+		os.RemoveAll(tmp)
 		return info, fmt.Errorf("store: restore: %w (nothing was kept in %s)", err, dir)
 	}
 	return info, nil
 }
 
 func restoreInto(dir string, r io.Reader) (BackupInfo, error) {
-	var info BackupInfo
 	br := bufio.NewReaderSize(r, 256<<10)
 	magic := make([]byte, len(backupMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
-		return info, errors.New("not a hangar backup (bad magic)")
+		return BackupInfo{}, errors.New("not a hangar backup (bad magic)")
 	}
 	db, err := openBadger(Options{Dir: dir, SyncWrites: true})
 	if err != nil {
-		return info, err
+		return BackupInfo{}, err
 	}
 	defer db.Close()
 	wb := db.NewWriteBatchAt(1)
 	defer wb.Cancel()
+	info, err := readBackupRecords(br, func(key, val []byte, expiresAt uint64) error {
+		return wb.SetEntry(&badger.Entry{Key: bytes.Clone(key), Value: bytes.Clone(val), ExpiresAt: expiresAt})
+	})
+	if err != nil {
+		return info, err
+	}
+	if err := wb.Flush(); err != nil {
+		return info, err
+	}
+	if err := writeMeta(db, 2, map[string][]byte{metaWALFormat: {2}}); err != nil {
+		return info, err
+	}
+	return info, db.Sync()
+}
+
+// VerifyBackup reads a whole backup and checks it as Restore does (magic, every
+// record's checksum, the trailer's count and chain, nothing after it), storing
+// nothing: `hangar backup` checks the stream it saves, so a stream cut off after its
+// 200 is not kept as a backup.
+func VerifyBackup(r io.Reader) (BackupInfo, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	magic := make([]byte, len(backupMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
+		return BackupInfo{}, errors.New("not a hangar backup (bad magic)")
+	}
+	info, err := readBackupRecords(br, func([]byte, []byte, uint64) error { return nil })
+	if err != nil {
+		return info, err
+	}
+	if n, _ := io.Copy(io.Discard, br); n > 0 {
+		return info, fmt.Errorf("%d bytes after the trailer: damaged", n)
+	}
+	return info, nil
+}
+
+// readBackupRecords reads the records after the magic up to and including the
+// trailer, checking each, and gives every key to put.
+func readBackupRecords(br *bufio.Reader, put func(key, val []byte, expiresAt uint64) error) (BackupInfo, error) {
+	var info BackupInfo
 	var chain uint32
 	var head [8]byte
 	for {
@@ -234,7 +292,7 @@ func restoreInto(dir string, r io.Reader) (BackupInfo, error) {
 			if count != uint64(info.Keys) || binary.LittleEndian.Uint32(rest) != chain {
 				return info, fmt.Errorf("the trailer says %d keys, %d were read: damaged", count, info.Keys)
 			}
-			break
+			return info, nil
 		}
 		if klen > uint64(len(rest)) {
 			return info, fmt.Errorf("record %d: damaged", info.Keys+1)
@@ -244,17 +302,10 @@ func restoreInto(dir string, r io.Reader) (BackupInfo, error) {
 		if !ok {
 			return info, fmt.Errorf("record %d: damaged", info.Keys+1)
 		}
-		if err := wb.SetEntry(&badger.Entry{Key: bytes.Clone(key), Value: bytes.Clone(val), ExpiresAt: expiresAt}); err != nil {
+		if err := put(key, val, expiresAt); err != nil {
 			return info, err
 		}
 		chain = crc32.Update(chain, crcTable, p)
 		info.Keys++
 	}
-	if err := wb.Flush(); err != nil {
-		return info, err
-	}
-	if err := writeMeta(db, 2, map[string][]byte{metaWALFormat: {2}}); err != nil {
-		return info, err
-	}
-	return info, db.Sync()
 }

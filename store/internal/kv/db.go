@@ -159,6 +159,9 @@ func Open(opts Options) (*DB, error) {
 	walDir := ""
 	if !opts.InMemory {
 		walDir = dirWAL(opts.Dir)
+		if _, err := os.Stat(restoringDir(opts.Dir)); err == nil {
+			return nil, fmt.Errorf("%w (%s holds its half-built store)", ErrRestoreInterrupted, restoringDir(opts.Dir))
+		}
 	}
 	// Badger's own write-ahead log is not synced after each of the applier's writes:
 	// hangar's log is what makes a commit durable, and it keeps a segment until Badger's
