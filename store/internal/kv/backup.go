@@ -42,6 +42,17 @@ type BackupInfo struct {
 
 // Backup writes a consistent snapshot of the store to w.
 func (s *DB) Backup(ctx context.Context, w io.Writer) (BackupInfo, error) {
+	s.backupsMu.Lock()
+	if s.backupsClosed {
+		s.backupsMu.Unlock()
+		return BackupInfo{}, ErrClosed
+	}
+	s.backups.Add(1)
+	s.backupsMu.Unlock()
+	defer s.backups.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.backupsStop, cancel)()
 	var (
 		snap []*walEntry
 		ts   uint64
@@ -138,6 +149,9 @@ func (s *DB) Backup(ctx context.Context, w io.Writer) (BackupInfo, error) {
 		}
 	}
 	for ; oi < len(snap); oi++ {
+		if err := ctx.Err(); err != nil {
+			return info, err
+		}
 		if err := emitOverlay(snap[oi]); err != nil {
 			return info, err
 		}

@@ -93,7 +93,21 @@ type DB struct {
 	appliedTs  atomic.Uint64
 	backupHold atomic.Uint64
 	holdMu     sync.Mutex // orders setting backupHold with the applier's SetDiscardTs
+
+	// backups are the backups streaming now. Close stops them (stopBackups) and waits
+	// for them before it closes Badger, whose tables they read: closed under a
+	// backup's iterator, the process died of a fault in the unmapped tables.
+	backupsMu     sync.Mutex
+	backupsClosed bool
+	backups       sync.WaitGroup
+	backupsStop   context.Context
+	stopBackups   context.CancelFunc
 }
+
+// backupStopWait is how long Close waits for a backup to stop: one whose client
+// stopped reading can be stuck in a write. Past it Badger is left open (the process
+// is ending; the log replays whatever Badger lacks at the next start).
+const backupStopWait = 3 * time.Second
 
 // dirWAL is where the write-ahead log of a data directory lives.
 func dirWAL(dir string) string { return filepath.Join(dir, walDirName) }
@@ -182,6 +196,7 @@ func Open(opts Options) (*DB, error) {
 		stopGC:  make(chan struct{}),
 		gcDone:  make(chan struct{}),
 	}
+	s.backupsStop, s.stopBackups = context.WithCancel(context.Background())
 	switch {
 	case opts.CacheBytes == 0:
 		opts.CacheBytes = DefaultCacheBytes
@@ -220,11 +235,37 @@ func (s *DB) Close() error {
 }
 
 func (s *DB) shutdown() error {
+	stopped := s.endBackups()
 	s.stopCommits()
 	s.space.stop()
 	s.wal.close()
 	<-s.applied
+	if !stopped {
+		s.log.Error("store: a backup did not stop within its wait (a client not reading?); Badger is left open, the log replays what it lacks at the next start",
+			"waited", backupStopWait)
+		return nil
+	}
 	return s.db.Close()
+}
+
+// endBackups refuses new backups, stops those streaming and waits for them; false if
+// one is still running after backupStopWait.
+func (s *DB) endBackups() bool {
+	s.backupsMu.Lock()
+	s.backupsClosed = true
+	s.backupsMu.Unlock()
+	s.stopBackups()
+	done := make(chan struct{})
+	go func() {
+		s.backups.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(backupStopWait):
+		return false
+	}
 }
 
 // Ping reports whether the database is open and the log takes writes. A log that
