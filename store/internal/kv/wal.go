@@ -532,11 +532,21 @@ func (w *wal) recover() {
 		if closing {
 			return
 		}
-		f, err := w.startSegment(w.seg+1, uint64(w.size), nil)
+		// The failed frame is cut from its segment first. Only the next segment's
+		// header would otherwise hide it (it records where the good frames end), and a
+		// crash before that segment exists left it to be replayed at the next start:
+		// a write answered with an error came back.
+		err := w.f.Truncate(w.size)
+		if err == nil {
+			err = w.f.Sync()
+		}
+		var f logFile
+		if err == nil {
+			f, err = w.startSegment(w.seg+1, uint64(w.size), nil)
+		}
 		if err == nil {
 			w.discardPrepared()
 			old := w.f
-			_ = old.Truncate(w.size)
 			_ = old.Close()
 			w.applyQ.push(applyBatch{closed: w.seg})
 			w.f, w.seg, w.size, w.prealloc = f, w.seg+1, segHeaderLen, false

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,6 +36,10 @@ const logChildKeys = 400
 // segment stays on disk; mode "apply" lets the applier catch up first, so that Badger
 // records how far it holds the log.
 func logChild(dir, mode string) {
+	if mode == "failedsync" {
+		failedSyncChild(dir)
+		return
+	}
 	walSegmentLimit, walPrepareAfter = 16<<10, 1<<30
 	opts := Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if mode == "refuse" {
@@ -283,4 +288,43 @@ func FuzzReadFrame(f *testing.F) {
 			off = next
 		}
 	})
+}
+
+// failedSyncChild commits "before", then "doomed" with every fdatasync and every
+// segment creation failing, so that the log cannot move to a new segment; it prints
+// "ready" once "doomed" was answered with an error, and waits to be killed.
+func failedSyncChild(dir string) {
+	f := newFaultSwitch(syscall.EIO, true)
+	s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), logFault: f.fault})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	if err := setKey(s, "before", "1"); err != nil {
+		fmt.Println("commit:", err)
+		os.Exit(2)
+	}
+	f.arm("sync,create")
+	if err := setKey(s, "doomed", "2"); err == nil {
+		fmt.Println("the doomed commit was acknowledged")
+		os.Exit(2)
+	}
+	time.Sleep(100 * time.Millisecond) // the log tries to recover, and cannot
+	fmt.Println("ready")
+	select {}
+}
+
+// A commit answered with an error does not come back after a crash, even when the log
+// could not move to a new segment before it (whose header alone hid the failed frame):
+// the failed frame is cut from its segment first. It came back as the log's valid end.
+func TestFailedCommitStaysFailedAcrossACrash(t *testing.T) {
+	dir := crashedLog(t, "failedsync")
+	s := quietOpen(t, dir)
+	defer s.Close()
+	if got, err := getKey(s, "doomed"); !errors.Is(err, badger.ErrKeyNotFound) {
+		t.Fatalf("a commit answered with an error came back after the crash: %q, %v", got, err)
+	}
+	if got, err := getKey(s, "before"); err != nil || got != "1" {
+		t.Fatalf("the acknowledged commit before it: %q, %v", got, err)
+	}
 }
