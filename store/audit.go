@@ -43,7 +43,7 @@ func (s *Store) AppendAudit(e AuditEntry) (AuditEntry, error) {
 	if err != nil {
 		return AuditEntry{}, err
 	}
-	err = s.updateNow(func(txn *tx) error { return appendCapped(txn, prefixAudit, id, AuditCap, b) })
+	err = s.appendCapped(s.updateNow, prefixAudit, id, AuditCap, b)
 	return e, err
 }
 

@@ -285,6 +285,50 @@ func TestInquiriesKeepNewest5000(t *testing.T) {
 	}
 }
 
+// The inquiry cap holds when sequence numbers are skipped: a crash leaves a lease's
+// numbers unused (up to a thousand), a failed commit one, and the entries capacity
+// below them were never deleted (5,759 kept under a cap of 5,000), before and after a
+// restart. The log keeps the newest InquiryCap numbers, so after a skip it holds that
+// many fewer until the skipped numbers leave the window.
+func TestInquiryCapHoldsAcrossSkippedNumbers(t *testing.T) {
+	dir := t.TempDir()
+	clock := &blogClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	s := blogOpen(t, dir, clock)
+	add := func(s *Store, n int) {
+		t.Helper()
+		for range n {
+			if _, err := s.AddInquiry(Inquiry{Name: "n", Email: "a@example.com", Message: "m"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := func(s *Store, when string, kept int) {
+		t.Helper()
+		n, err := s.InquiryCount()
+		if err != nil || n > InquiryCap {
+			t.Fatalf("%s: inquiries kept = %d (%v), over the cap of %d", when, n, err, InquiryCap)
+		}
+		if n != kept {
+			t.Fatalf("%s: inquiries kept = %d, want %d", when, n, kept)
+		}
+	}
+	add(s, InquiryCap)
+	for range 999 { // what a crash does to a lease
+		if _, err := s.nextSeq("inquiry"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(s, InquiryCap)
+	want(s, "after 999 numbers skipped, then the cap's worth", InquiryCap)
+	for range 300 {
+		s.nextSeq("inquiry")
+	}
+	s.Close()
+	s = blogOpen(t, dir, clock)
+	add(s, 1)
+	want(s, "after a restart and 300 more skipped", InquiryCap-300)
+}
+
 func TestSeedViewsOnceAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
 	clock := &blogClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}

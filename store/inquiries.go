@@ -35,7 +35,7 @@ func (s *Store) AddInquiry(q Inquiry) (Inquiry, error) {
 	if err != nil {
 		return Inquiry{}, err
 	}
-	err = s.update(func(txn *tx) error { return appendCapped(txn, prefixInquiry, id, InquiryCap, b) })
+	err = s.appendCapped(s.update, prefixInquiry, id, InquiryCap, b)
 	return q, err
 }
 

@@ -95,6 +95,8 @@ type Store struct {
 	seen seenFilter
 	// known rules out users with no record and no window (see knownusers.go).
 	known knownUsers
+	// capped is where each capped log's entries may still begin (see appendCapped).
+	capped cappedLows
 }
 
 // tx is one commit's (or view's) reads and writes.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"sync"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -81,49 +82,70 @@ func recentVisitors(txn *tx, limit int) ([]Visitor, error) {
 	return out, err
 }
 
-// Trimming as a log appends: each append deletes the entry capacity sequence numbers
-// back, which keeps the log exact while sequence numbers are used in order. Two cases
-// escape that one blind delete, and sweeps catch them: an append that commits after its
-// successor's trim (a nearby sweep every trimEvery appends over the last few hundred
-// numbers below the floor), and numbers leased but never used across a restart, which
-// strand the entries capacity below them (a sweep from the start of the log every
-// fullTrimEvery appends). Sweeps seek rather than rewind where they can, because the
-// front of a trimmed log is a run of tombstones that an iterator must walk.
-const (
-	trimEvery     = 128
-	fullTrimEvery = 1 << 16
-)
-
-// appendCapped writes val as entry seq of a sequence-keyed log and keeps the log to
-// the newest capacity sequence numbers, trimming as it appends so no sweeper is needed.
-func appendCapped(txn *tx, prefix string, seq uint64, capacity int, val []byte) error {
-	if err := txn.Set(u64Key(prefix, seq), val); err != nil {
-		return err
-	}
-	if seq <= uint64(capacity) {
-		return nil
-	}
-	floor := seq - uint64(capacity)
-	if err := txn.Delete(u64Key(prefix, floor)); err != nil {
-		return err
-	}
-	switch {
-	case seq%fullTrimEvery == 0:
-		return trimBelow(txn, prefix, 0, floor, capacity)
-	case seq%trimEvery == 0:
-		return trimBelow(txn, prefix, floor-min(floor, 2*trimEvery), floor, 2*trimEvery)
-	}
-	return nil
+// Trimming as a log appends: each append deletes every entry from where the log may
+// still begin (its low-water mark, kept in memory) up to capacity sequence numbers
+// back, seeking to that mark rather than rewinding, because the front of a trimmed log
+// is a run of tombstones an iterator must walk. The mark moves only once an append has
+// committed. It is unknown after Open, and the first append sweeps from the start:
+// numbers leased but never used across a crash (up to a lease), or by failed commits,
+// strand the entries capacity below them, which a blind delete of the one entry
+// capacity back missed (5,759 inquiries kept under a cap of 5,000).
+type cappedLows struct {
+	mu  sync.Mutex
+	low map[string]uint64 // prefix → lowest sequence number that may hold an entry
 }
 
-// trimBelow deletes up to max entries of a sequence-keyed log with from ≤ seq ≤ floor.
+func (c *cappedLows) get(prefix string) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	low, ok := c.low[prefix]
+	return low, ok
+}
+
+func (c *cappedLows) raise(prefix string, low uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.low == nil {
+		c.low = map[string]uint64{}
+	}
+	c.low[prefix] = max(c.low[prefix], low)
+}
+
+// appendCapped writes val as entry seq of a sequence-keyed log in one commit (update
+// or updateNow) and keeps the log to the newest capacity sequence numbers, trimming as
+// it appends so no sweeper is needed.
+func (s *Store) appendCapped(commit func(func(txn *tx) error) error, prefix string, seq uint64, capacity int, val []byte) error {
+	from, known := s.capped.get(prefix)
+	var low uint64
+	err := commit(func(txn *tx) error {
+		if err := txn.Set(u64Key(prefix, seq), val); err != nil {
+			return err
+		}
+		if seq <= uint64(capacity) {
+			return nil
+		}
+		floor := seq - uint64(capacity)
+		low = floor + 1
+		if known && from > floor {
+			return nil
+		}
+		return trimBelow(txn, prefix, from, floor, -1)
+	})
+	if err == nil && low > 0 {
+		s.capped.raise(prefix, low)
+	}
+	return err
+}
+
+// trimBelow deletes up to max entries (all for max < 0) of a sequence-keyed log with
+// from ≤ seq ≤ floor.
 func trimBelow(txn *tx, prefix string, from, floor uint64, max int) error {
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	opts.Prefix = []byte(prefix)
 	it := txn.NewIterator(opts)
 	var doomed [][]byte
-	for it.Seek(u64Key(prefix, from)); it.Valid() && len(doomed) < max; it.Next() {
+	for it.Seek(u64Key(prefix, from)); it.Valid() && (max < 0 || len(doomed) < max); it.Next() {
 		k := it.Item().KeyCopy(nil)
 		if u64FromKey(prefix, k) > floor {
 			break
