@@ -236,6 +236,9 @@ func TestBlogInvisibleCharactersInInput(t *testing.T) {
 		{"name with a line separator", "/api/comments/p", map[string]string{"name": "a\u2028b", "content": "c", "password": "pppp"}, "invalid_name"},
 		{"content of invisible characters only", "/api/comments/p", map[string]string{"name": "n", "content": "\u200b\ufeff\u202e", "password": "pppp"}, "invalid_content"},
 		{"content with an escape sequence", "/api/comments/p", map[string]string{"name": "n", "content": "\x1b[2J", "password": "pppp"}, "invalid_content"},
+		// Hangul fillers: a blank-looking nickname and comment were stored.
+		{"name of a hangul filler", "/api/comments/p", map[string]string{"name": "\u3164", "content": "c", "password": "pppp"}, "invalid_name"},
+		{"content of hangul fillers only", "/api/comments/p", map[string]string{"name": "n", "content": "\u3164\u3164", "password": "pppp"}, "invalid_content"},
 		{"inquiry e-mail with a zero-width space", "/api/inquiries", map[string]string{"name": "n", "email": "a\u200b@example.com", "message": "m"}, "invalid_email"},
 		{"inquiry e-mail with a BOM", "/api/inquiries", map[string]string{"name": "n", "email": "\ufeffa@example.com", "message": "m"}, "invalid_email"},
 		{"inquiry name with an override", "/api/inquiries", map[string]string{"name": "n\u202e", "email": "a@example.com", "message": "m"}, "invalid_name"},

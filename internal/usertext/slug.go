@@ -71,5 +71,15 @@ func Slug(raw string) (string, error) {
 // hidden reports the characters no identifier or one-line field may hold: control
 // characters, format characters and the two Unicode line separators.
 func hidden(r rune) bool {
-	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' ||
+		invisibleFiller(r)
+}
+
+// invisibleFiller is a character that shows nothing and is no format character: the
+// Hangul fillers (U+3164, U+115F, U+1160, U+FFA0: the usual way to a blank-looking
+// nickname), the combining grapheme joiner U+034F and the rest of Unicode's
+// Other_Default_Ignorable_Code_Point. "post" followed by U+3164 looked like "post" and
+// was another slug. Variation selectors stay: emoji need them.
+func invisibleFiller(r rune) bool {
+	return r >= 0x34F && unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }

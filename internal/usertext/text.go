@@ -45,7 +45,8 @@ func Line(v string) (string, error) {
 //     and emoji sequences (a family, a flag with a skin tone) need them;
 //   - U+2028 and U+2029 become a newline, which is what they mean.
 //
-// Removed: bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069),
+// Removed: the invisible fillers (see invisibleFiller: content made only of Hangul
+// fillers looked blank and was stored), bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069),
 // the marks U+200E, U+200F and U+061C, the zero-width space U+200B, word joiner and
 // invisible operators (U+2060–U+2064) and the byte order mark U+FEFF, which pasted text
 // often carries without its writer knowing. Any other control character (NUL, escape
@@ -92,7 +93,7 @@ func stripped(r rune) bool {
 	case r >= '\u2060' && r <= '\u2064', r == '\uFEFF':
 		return true
 	}
-	return false
+	return invisibleFiller(r)
 }
 
 // controlInContent is a control character content may not hold: Cc but the three that

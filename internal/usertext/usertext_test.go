@@ -26,7 +26,14 @@ func TestSlug(t *testing.T) {
 		{"at the byte bound", strings.Repeat("a", MaxSlugBytes), strings.Repeat("a", MaxSlugBytes)},
 		{"hangul at the byte bound", strings.Repeat("글", MaxSlugBytes/3), strings.Repeat("글", MaxSlugBytes/3)},
 
+		{"emoji with its variation selector", "love-❤️", "love-❤️"},
+
 		{"empty", "", ""},
+		// Invisible fillers: "post" and "post" + U+3164 looked alike and were two slugs.
+		{"hangul filler at the end", "postㅤ", ""},
+		{"choseong filler inside", "poᅟst", ""},
+		{"halfwidth filler", "poﾠst", ""},
+		{"combining grapheme joiner", "po͏st", ""},
 		{"one byte over", strings.Repeat("a", MaxSlugBytes+1), ""},
 		{"hangul over the bound", strings.Repeat("글", MaxSlugBytes/3+1), ""},
 		{"slash", "/", ""},
@@ -102,6 +109,9 @@ func TestLine(t *testing.T) {
 		{in: "a\tb", refused: '\t'},
 		{in: "a\nb", refused: '\n'},
 		{in: "a\x00b", refused: 0},
+		{in: "ㅤ", refused: 'ㅤ'}, // a blank-looking name
+		{in: "Kimᅠ", refused: 'ᅠ'},
+		{in: "민수❤️", want: "민수❤️"},
 	}
 	for _, c := range cases {
 		got, err := Line(c.in)
@@ -135,6 +145,9 @@ func TestContent(t *testing.T) {
 		{name: "separators become newlines", in: "a\u2028b\u2029c", want: "a\nb\nc"},
 		{name: "NFC", in: "\u1112\u1161\u11ab", want: "한"},
 		{name: "NFC after a removal in the middle of a syllable", in: "\u1112\u200b\u1161", want: "하"},
+		{name: "hangul fillers removed", in: "ㅤㅤ", want: ""},
+		{name: "fillers inside removed", in: "aㅤbﾠc͏d", want: "abcd"},
+		{name: "emoji keep their variation selector", in: "good ❤️", want: "good ❤️"},
 		{name: "NUL refused", in: "a\x00b", refused: true},
 		{name: "escape refused", in: "a\x1b[31mred", refused: true},
 		{name: "C1 refused", in: "a\u0085b", refused: true},
