@@ -86,8 +86,16 @@ func (sc *walScan) load() ([]*segmentFile, error) {
 		}
 		files = append(files, f)
 	}
-	// Only the newest may be a preallocated segment that was never used.
+	// Only the newest may be a preallocated segment that was never used, and only if
+	// Badger holds nothing of it: zeroes (or nothing) where Badger holds frames are a
+	// segment emptied after the fact, not one never written.
 	for len(files) > 0 && files[len(files)-1].unused {
+		f := files[len(files)-1]
+		if f.num < sc.applied.seg || (f.num == sc.applied.seg && sc.applied.off > segHeaderLen) {
+			f.unused = false
+			f.bad = fmt.Errorf("it is all zeroes (%d bytes) but Badger holds the log up to segment %d byte %d", len(f.b), sc.applied.seg, sc.applied.off)
+			break
+		}
 		files = files[:len(files)-1]
 	}
 	for _, f := range files {
@@ -132,6 +140,12 @@ func (sc *walScan) run(apply func([]*walEntry) error) (scanResult, error) {
 		var next *segmentFile
 		if i+1 < len(files) {
 			next = files[i+1]
+			if next.num != f.num+1 {
+				// Named before next's header is read against this one: the bytes missing
+				// are a whole segment's, not this one's end.
+				missing := &segmentFile{num: f.num + 1, path: segmentPath(sc.dir, f.num+1)}
+				return damage(missing, 0, fmt.Sprintf("the segment is missing between %d and %d", f.num, next.num))
+			}
 		}
 		if f.legacy {
 			if done, err := sc.runLegacy(f, next == nil, apply, &res); err != nil || done {

@@ -328,3 +328,62 @@ func TestFailedCommitStaysFailedAcrossACrash(t *testing.T) {
 		t.Fatalf("the acknowledged commit before it: %q, %v", got, err)
 	}
 }
+
+// A last segment emptied after Badger took frames from it (truncated to nothing, or
+// zeroed) is damage, not a preallocated segment never written: the start took it for
+// one and went on without the commits Badger did not have yet.
+func TestEmptiedLastSegmentIsDamage(t *testing.T) {
+	for _, emptied := range []string{"truncated", "zeroed"} {
+		t.Run(emptied, func(t *testing.T) {
+			dir, walDir, next := closedStore(t)
+			one := buildSegment(next, 0, [][2]string{{"a", "1"}})
+			writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}, {"b", "2"}}, nil)
+			db, err := openBadger(Options{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := writeMeta(db, db.MaxVersion()+1, map[string][]byte{"a": []byte("1"),
+				metaWALApplied: logPos{next, uint64(len(one))}.encode()}); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			path := segmentPath(walDir, next)
+			size := int64(0)
+			if emptied == "zeroed" {
+				fi, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				size = fi.Size()
+			}
+			if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			var damage *LogDamageError
+			if !errors.As(err, &damage) {
+				if err == nil {
+					s.Close()
+				}
+				t.Fatalf("a %s last segment Badger held part of: %v, want the start refused as damage", emptied, err)
+			}
+		})
+	}
+}
+
+// A segment missing between two is named as missing, not as the one before it cut
+// short (the next one's header was read against it first).
+func TestMissingMiddleSegmentIsNamed(t *testing.T) {
+	dir, walDir, next := closedStore(t)
+	n0 := writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}}, nil)
+	n1 := writeSegment(t, walDir, next+1, n0, [][2]string{{"b", "2"}, {"c", "3"}}, nil)
+	writeSegment(t, walDir, next+2, n1, nil, nil)
+	if err := os.Remove(segmentPath(walDir, next+1)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var damage *LogDamageError
+	if !errors.As(err, &damage) || damage.Segment != next+1 || !strings.Contains(damage.Reason, "missing") {
+		t.Fatalf("segment %d removed: %v, want it named as missing", next+1, err)
+	}
+}
