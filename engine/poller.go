@@ -81,9 +81,19 @@ func (p *Poller) Run(ctx context.Context) error {
 		next := offset
 		for _, raw := range updates {
 			h, err := ParseUpdateHeader(raw)
-			if err != nil || h.ID < next {
-				p.log.Warn("skipping an update that does not parse", "err", err)
+			if err != nil {
+				// Skipped, and confirmed past when its update_id can be read at all: else
+				// the last of a batch was fetched again at once, in a loop, until a newer
+				// update came.
+				id := updateIDOf(raw)
+				p.log.Warn("skipping an update that does not parse", "update_id", id, "err", err)
+				if id >= next {
+					next = id + 1
+				}
 				continue
+			}
+			if h.ID < next {
+				continue // confirmed already
 			}
 			if !p.accept(ctx, h, raw) {
 				return nil
@@ -130,4 +140,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// updateIDOf is the update_id of an update the header decoder refused, or -1.
+func updateIDOf(raw []byte) int64 {
+	var u struct {
+		ID *int64 `json:"update_id"`
+	}
+	if json.Unmarshal(raw, &u) != nil || u.ID == nil || *u.ID < 0 {
+		return -1
+	}
+	return *u.ID
 }
