@@ -35,7 +35,11 @@ type memOffset struct {
 	v  int64
 }
 
-func (m *memOffset) TelegramOffset() (int64, error) { m.mu.Lock(); defer m.mu.Unlock(); return m.v, nil }
+func (m *memOffset) TelegramOffset() (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.v, nil
+}
 func (m *memOffset) SetTelegramOffset(v int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
