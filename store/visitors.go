@@ -82,40 +82,49 @@ func recentVisitors(txn *tx, limit int) ([]Visitor, error) {
 	return out, err
 }
 
-// Trimming as a log appends: each append deletes every entry from where the log may
-// still begin (its low-water mark, kept in memory) up to capacity sequence numbers
-// back, seeking to that mark rather than rewinding, because the front of a trimmed log
-// is a run of tombstones an iterator must walk. The mark moves only once an append has
-// committed. It is unknown after Open, and the first append sweeps from the start:
-// numbers leased but never used across a crash (up to a lease), or by failed commits,
-// strand the entries capacity below them, which a blind delete of the one entry
-// capacity back missed (5,759 inquiries kept under a cap of 5,000).
+// Trimming as a log appends: an append that follows the last one this process made
+// deletes the one entry capacity sequence numbers back. Any other (the first after
+// Open, one after a number was skipped or a commit failed, one committed out of order)
+// deletes every entry from the log's low-water mark up to capacity numbers back,
+// seeking to the mark rather than rewinding, because the front of a trimmed log is a
+// run of tombstones an iterator must walk (and an iterator copies the log's unapplied
+// entries: one per append made 10,000 appends take a minute). The mark and the last
+// number move only once an append has committed. Numbers leased but never used across
+// a crash (up to a lease), or skipped by failed commits, stranded the entries capacity
+// below them when every append made only the blind delete (5,759 inquiries kept under
+// a cap of 5,000).
 type cappedLows struct {
 	mu  sync.Mutex
-	low map[string]uint64 // prefix → lowest sequence number that may hold an entry
+	log map[string]cappedLog
 }
 
-func (c *cappedLows) get(prefix string) (uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	low, ok := c.low[prefix]
-	return low, ok
+type cappedLog struct {
+	low  uint64 // lowest sequence number that may hold an entry
+	last uint64 // the newest appended
 }
 
-func (c *cappedLows) raise(prefix string, low uint64) {
+func (c *cappedLows) get(prefix string) (cappedLog, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.low == nil {
-		c.low = map[string]uint64{}
+	l, ok := c.log[prefix]
+	return l, ok
+}
+
+func (c *cappedLows) appended(prefix string, low, seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.log == nil {
+		c.log = map[string]cappedLog{}
 	}
-	c.low[prefix] = max(c.low[prefix], low)
+	l := c.log[prefix]
+	c.log[prefix] = cappedLog{low: max(l.low, low), last: max(l.last, seq)}
 }
 
 // appendCapped writes val as entry seq of a sequence-keyed log in one commit (update
 // or updateNow) and keeps the log to the newest capacity sequence numbers, trimming as
 // it appends so no sweeper is needed.
 func (s *Store) appendCapped(commit func(func(txn *tx) error) error, prefix string, seq uint64, capacity int, val []byte) error {
-	from, known := s.capped.get(prefix)
+	state, known := s.capped.get(prefix)
 	var low uint64
 	err := commit(func(txn *tx) error {
 		if err := txn.Set(u64Key(prefix, seq), val); err != nil {
@@ -126,13 +135,16 @@ func (s *Store) appendCapped(commit func(func(txn *tx) error) error, prefix stri
 		}
 		floor := seq - uint64(capacity)
 		low = floor + 1
-		if known && from > floor {
-			return nil
+		switch {
+		case known && state.low > floor:
+			return nil // trimmed already, by an append after this one
+		case known && seq == state.last+1:
+			return txn.Delete(u64Key(prefix, floor))
 		}
-		return trimBelow(txn, prefix, from, floor, -1)
+		return trimBelow(txn, prefix, state.low, floor, -1)
 	})
-	if err == nil && low > 0 {
-		s.capped.raise(prefix, low)
+	if err == nil {
+		s.capped.appended(prefix, low, seq)
 	}
 	return err
 }
