@@ -32,6 +32,7 @@ type UpdateStore interface {
 type OutboxStore interface {
 	QueuedMessages(limit int) ([]store.OutboxMessage, error)
 	RescheduleMessage(m store.OutboxMessage, nextAt time.Time, lastErr string) error
+	DeferMessage(m store.OutboxMessage, nextAt time.Time, lastErr string) error
 	FinishMessages(done []store.Finished) error
 	LogTransientMessage(m store.OutboxMessage, status, lastErr string) error
 }

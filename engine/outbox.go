@@ -286,15 +286,22 @@ func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 	}
 	status, retry, pause := o.classify(err)
 	switch {
+	case retry && pause > 0:
+		// Telegram's 429 is about the rate, not this message: it waits for the pause,
+		// in the store too (so a restart keeps it), without an attempt counted (twelve
+		// 429s dropped it).
+		if err := o.d.store.DeferMessage(m, o.pausedUntil, redactErr(err)); err != nil {
+			o.d.cfg.Logger.Error("outbox reschedule failed", "id", m.ID, "err", err)
+		}
+		m.NextAt, m.LastError = o.pausedUntil, redactErr(err)
+		o.add(m)
+		return false
 	case retry:
 		next := o.d.cfg.Clock.Now().Add(backoff(m.Attempts))
-		if pause > 0 {
-			next = o.pausedUntil
-		}
 		if m.Attempts+1 >= outboxMaxAttempts {
 			o.finish(m, store.MessageDropped, err)
 			o.passwordUndelivered(m.SecretOrderID, false)
-			return pause == 0
+			return true
 		}
 		if err := o.d.store.RescheduleMessage(m, next, redactErr(err)); err != nil {
 			o.d.cfg.Logger.Error("outbox reschedule failed", "id", m.ID, "err", err)
@@ -303,7 +310,7 @@ func (o *outboxSender) sendStored(m store.OutboxMessage) bool {
 		m.NextAt = next
 		m.LastError = redactErr(err)
 		o.add(m)
-		return pause == 0
+		return true
 	default:
 		o.finish(m, status, err)
 		if status == store.MessageDropped {
@@ -324,11 +331,12 @@ func (o *outboxSender) sendTransient(t *sendTransient, now time.Time) bool {
 		return false
 	}
 	status, retry, pause := o.classify(err)
+	if retry && pause > 0 {
+		m.NextAt = o.pausedUntil // a 429: no attempt counted
+		return false
+	}
 	if retry && m.Attempts+1 < outboxMaxAttempts {
 		m.NextAt = now.Add(backoff(m.Attempts))
-		if pause > 0 {
-			m.NextAt = o.pausedUntil
-		}
 		m.Attempts++
 		return false
 	}

@@ -317,11 +317,12 @@ func TestWebhookHonoursTelegram429(t *testing.T) {
 	env := hangartest.Start(t, hangartest.Options{})
 	env.Telegram.Throttle(1, 1)
 	env.PostUpdate(t, hangartest.Update(1, 5, "/help"))
-	// The throttled message waits in the outbox with its attempt recorded, and nothing
-	// is sent while Telegram's retry_after has not passed (the fake clock stands still).
+	// The throttled message waits in the outbox until retry_after, with no attempt
+	// counted (a 429 is about the rate, not the message), and nothing is sent before it
+	// passes (the fake clock stands still).
 	hangartest.WaitFor(t, 10*time.Second, "the throttled message to be rescheduled", func() bool {
 		q, _ := env.Store.QueuedMessages(10)
-		return len(q) == 1 && q[0].Attempts == 1
+		return len(q) == 1 && q[0].Attempts == 0 && q[0].LastError != "" && q[0].NextAt.After(env.Clock.Now())
 	})
 	if env.Telegram.Calls() != 1 {
 		t.Fatalf("calls = %d before retry_after passed, want 1", env.Telegram.Calls())

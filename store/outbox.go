@@ -139,12 +139,22 @@ func (s *Store) QueuedMessages(limit int) ([]OutboxMessage, error) {
 
 // RescheduleMessage moves a queued message to a new due time with its attempt recorded.
 func (s *Store) RescheduleMessage(old OutboxMessage, nextAt time.Time, lastErr string) error {
+	return s.reschedule(old, nextAt, lastErr, 1)
+}
+
+// DeferMessage moves a message to nextAt without counting an attempt: Telegram
+// answered 429, which is about the rate, not the message.
+func (s *Store) DeferMessage(old OutboxMessage, nextAt time.Time, lastErr string) error {
+	return s.reschedule(old, nextAt, lastErr, 0)
+}
+
+func (s *Store) reschedule(old OutboxMessage, nextAt time.Time, lastErr string, attempts int) error {
 	return s.update(func(txn *tx) error {
 		if err := txn.Delete(outboxDueKey(&old)); err != nil {
 			return err
 		}
 		m := old
-		m.Attempts++
+		m.Attempts += attempts
 		m.NextAt = nextAt
 		m.LastError = lastErr
 		return putOutbox(txn, &m)
