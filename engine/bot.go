@@ -409,9 +409,14 @@ func (b *bot) password(chat, user int64, args string, out *botOutcome) {
 	case !ok || b.clock.Now().Sub(ready) > window:
 		out.sayT(chat, "PasswordWindowPassed", "ID", o.ID, "Minutes", int(window.Minutes()))
 	default:
-		msg := htmlMessage(chat, out.p.T("PasswordAgain", "ID", o.ID, "IP", html.EscapeString(o.IPAddress), "Password", store.RootPasswordPlaceholder))
+		// To the owner's private chat (a user's private chat id is their user id), never
+		// to a group the command came from: everyone there would read it.
+		msg := htmlMessage(user, out.p.T("PasswordAgain", "ID", o.ID, "IP", html.EscapeString(o.IPAddress), "Password", store.RootPasswordPlaceholder))
 		msg.SecretOrderID = o.ID
 		out.replies = append(out.replies, msg)
+		if chat != user {
+			out.sayT(chat, "PasswordSentPrivately", "ID", o.ID)
+		}
 	}
 }
 

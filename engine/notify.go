@@ -69,17 +69,28 @@ func (n notes) ready(o store.Order, password string) (msg store.OutboxMessage, t
 			"Region", html.EscapeString(o.Region), "IP", html.EscapeString(o.IPAddress), "Password", pw}
 	}
 	// Each case renders only the texts it sends: this runs once per completed order.
+	// A message with the password goes to the owner's private chat (their user id),
+	// whatever chat the order came from: in a group everyone would read it.
 	switch password {
 	case passwordUnknown:
 		return htmlMessage(o.ChatID, p.T("ReadyPasswordLost", fields("")...)), false
 	case "":
-		msg = htmlMessage(o.ChatID, p.T("Ready", fields(store.RootPasswordPlaceholder)...))
+		msg = htmlMessage(privateChat(o), p.T("Ready", fields(store.RootPasswordPlaceholder)...))
 		msg.SecretOrderID = o.ID
 		return msg, false
 	}
-	msg = htmlMessage(o.ChatID, p.T("Ready", fields(html.EscapeString(password))...))
+	msg = htmlMessage(privateChat(o), p.T("Ready", fields(html.EscapeString(password))...))
 	msg.LogText = p.T("Ready", fields(store.PasswordMask)...)
 	return msg, true
+}
+
+// privateChat is the owner's private chat with the bot (a Telegram user's private chat
+// id is their user id), or the order's chat when it has no Telegram user.
+func privateChat(o store.Order) int64 {
+	if o.TelegramUserID != 0 {
+		return o.TelegramUserID
+	}
+	return o.ChatID
 }
 
 // passwordUndelivered replaces a root password message Telegram refused. It carries no

@@ -177,7 +177,10 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 	var window *store.Window
 	var language *store.UserLanguage
 	if a.userID != 0 { // updates with nobody to answer are only recorded
-		allowed, warn := a.admit(now)
+		allowed, warn := true, false
+		if !moneyUpdate(update) {
+			allowed, warn = a.admit(now)
+		}
 		window = &a.window
 		switch {
 		case allowed:
@@ -269,6 +272,14 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 		}
 		res.err = err
 	}
+}
+
+// moneyUpdate is a Stars payment or its pre-checkout query: never rate-limited nor
+// counted. Telegram has taken the Stars by the time the payment arrives (the
+// pre-checkout was answered on the webhook's path, whatever the limit), and a payment
+// refused by the limit was acknowledged and never credited.
+func moneyUpdate(u *tgUpdate) bool {
+	return u.PreCheckoutQuery != nil || (u.Message != nil && u.Message.SuccessfulPayment != nil)
 }
 
 // language is the user's language record, nil when the store cannot be read (the
