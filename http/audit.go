@@ -174,7 +174,7 @@ func (s *Server) routeOf(c *fiber.Ctx) string {
 	if r := c.Route(); r.Method != "USE" && r.Path != "/admin" && r.Path != "/api/admin" {
 		return r.Path
 	}
-	if c.Path() == backupPath {
+	if isBackup(c) {
 		return backupPath
 	}
 	path := strings.Split(strings.Trim(c.Path(), "/"), "/")

@@ -147,7 +147,14 @@ const backupPath = "/admin/backup"
 var errBackupOperatorsOnly = newError(fiber.StatusForbidden, "read_only", "backups hold every record of the store: operators only")
 
 // operatorsOnly is a request only an operator may make, and that the audit log records.
-func operatorsOnly(c *fiber.Ctx) bool { return mutating(c) || c.Path() == backupPath }
+func operatorsOnly(c *fiber.Ctx) bool { return mutating(c) || isBackup(c) }
+
+// isBackup is a request the router sends to the backup: Fiber matches paths without
+// regard to case or a trailing slash, so "/admin/backup/" and "/ADMIN/BACKUP" are the
+// backup too (a viewer downloaded the store through them, and nothing was audited).
+func isBackup(c *fiber.Ctx) bool {
+	return strings.EqualFold(strings.TrimRight(c.Path(), "/"), backupPath)
+}
 
 // refuseViewers answers a viewer's change 403 read_only before any handler runs; the
 // audit middleware around it records the refusal.
