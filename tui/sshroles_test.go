@@ -108,3 +108,47 @@ func TestSSHRolesFromKeyFiles(t *testing.T) {
 		})
 	}
 }
+
+// When the viewers' file exists but cannot be read, every key is refused: a key
+// listed there may also be in authorized_keys (an operator demoted), and it came back
+// as an operator.
+func TestSSHUnreadableViewerKeysRefuseEveryone(t *testing.T) {
+	dir := t.TempDir()
+	demoted := sshtest.NewSigner(t)
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), keyLine(t, demoted, "dave@old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "viewer_keys"), 0o700); err != nil { // exists, reads fail
+		t.Fatal(err)
+	}
+	asked := make(chan tui.Identity, 1)
+	srv, err := tui.NewSSHServer(tui.SSHConfig{
+		Addr: "127.0.0.1:0", HostKeyPath: filepath.Join(dir, "host"),
+		AuthorizedKeysPath: filepath.Join(dir, "authorized_keys"), ViewerKeysPath: filepath.Join(dir, "viewer_keys"),
+		DaemonFor: func(id tui.Identity) (tui.Daemon, error) {
+			asked <- id
+			return fakedaemon.New(), nil
+		},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	if c, err := sshtest.Dial(srv.Addr().String(), demoted, nil); err == nil {
+		c.Close()
+		select {
+		case id := <-asked:
+			t.Fatalf("viewer_keys unreadable, and a key got in as %+v", id)
+		case <-time.After(time.Second):
+			t.Fatal("viewer_keys unreadable, and a key got in")
+		}
+	}
+}

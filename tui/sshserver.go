@@ -157,7 +157,10 @@ func (s *SSHServer) identify(key ssh.PublicKey) (Identity, bool) {
 	if s.cfg.ViewerKeysPath != "" {
 		data, err := os.ReadFile(s.cfg.ViewerKeysPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.log.Warn("ssh console: cannot read viewer keys; no viewer gets in", "path", s.cfg.ViewerKeysPath, "err", err)
+			// Refused whoever it is: a key listed there may also be in authorized_keys
+			// (an operator demoted), and would come back as an operator.
+			s.log.Warn("ssh console: cannot read viewer keys; refusing every key until it can", "path", s.cfg.ViewerKeysPath, "err", err)
+			return id, false
 		}
 		if comment, ok := findKey(data, key); ok {
 			id.Role, id.Comment = RoleViewer, comment
