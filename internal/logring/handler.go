@@ -44,7 +44,36 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return b.Len() < maxAttrs
 	})
 	h.ring.add(Record{Time: r.Time, Level: r.Level, Msg: h.scrub.Scrub(r.Message), Attrs: cut(h.scrub.Scrub(b.String()), maxAttrs)})
-	return h.next.Handle(ctx, r)
+	// What goes on (stderr: journalctl, docker logs) is scrubbed too, not only the
+	// console's copy.
+	out := slog.NewRecord(r.Time, r.Level, h.scrub.Scrub(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.scrubAttr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+// scrubAttr is a with every configured secret masked in its text, and its whole
+// value masked when its key names a secret.
+func (h *Handler) scrubAttr(a slog.Attr) slog.Attr {
+	a.Value = a.Value.Resolve()
+	switch {
+	case a.Value.Kind() == slog.KindGroup:
+		attrs := a.Value.Group()
+		scrubbed := make([]slog.Attr, len(attrs))
+		for i, ga := range attrs {
+			scrubbed[i] = h.scrubAttr(ga)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(scrubbed...)}
+	case secretKey(a.Key) && a.Value.String() != "":
+		return slog.String(a.Key, Mask)
+	case a.Value.Kind() == slog.KindString, a.Value.Kind() == slog.KindAny:
+		if v := a.Value.String(); h.scrub.Scrub(v) != v {
+			return slog.String(a.Key, h.scrub.Scrub(v))
+		}
+	}
+	return a
 }
 
 func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
@@ -54,7 +83,11 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		h.appendAttr(&b, h.group, a)
 	}
 	c := *h
-	c.next = h.next.WithAttrs(attrs)
+	scrubbed := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		scrubbed[i] = h.scrubAttr(a)
+	}
+	c.next = h.next.WithAttrs(scrubbed)
 	c.prefix = b.String()
 	return &c
 }

@@ -34,8 +34,8 @@ func (b bundle) all(t *testing.T) []Record {
 	return recs
 }
 
-// TestSecretsNeverKept: whatever shape a secret takes in a log call, the kept line
-// does not hold it.
+// TestSecretsNeverKept: whatever shape a secret takes in a log call, neither the kept
+// line nor the one written to stderr holds it.
 func TestSecretsNeverKept(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -77,6 +77,11 @@ func TestSecretsNeverKept(t *testing.T) {
 			}
 			if b.out.Len() == 0 {
 				t.Error("the daemon's own handler got nothing")
+			}
+			// The line written to stderr (journalctl, docker logs) is scrubbed too: only
+			// the console's copy was.
+			if out := b.out.String(); strings.Contains(out, tt.secret) || !strings.Contains(out, tt.keep) {
+				t.Errorf("stderr line %q holds the secret or lost %q", out, tt.keep)
 			}
 		})
 	}
