@@ -215,6 +215,14 @@ func (b *bot) paid(m *tgMessage, updateID int64, out *botOutcome) {
 		out.sayT(chat, "PaymentNotCredited", "Stars", sp.TotalAmount, "Charge", html.EscapeString(p.ChargeID))
 		return
 	}
+	if credited.UserID != user {
+		// A charge id already credited to someone else: Telegram never sends one twice
+		// to two users, so this is forged or broken. Nothing of the other account is
+		// told; hangar_stars_payments_total{result="conflict"} counts it.
+		b.payMetrics.payments.WithLabelValues("conflict").Inc()
+		out.sayT(chat, "PaymentNotCredited", "Stars", sp.TotalAmount, "Charge", html.EscapeString(p.ChargeID))
+		return
+	}
 	bal, _ := b.pay.GetBalance(credited.UserID)
 	out.sayT(chat, "PaymentCredited", "Amount", out.p.Money(credited.Amount), "Stars", credited.Stars, "Balance", out.p.Money(bal.Available))
 }
@@ -348,7 +356,7 @@ func newPaymentMetrics(reg prometheus.Registerer) *paymentMetrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}),
 		payments: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hangar_stars_payments_total", Help: "successful_payment deliveries by result (duplicate: the charge was credited before).",
+			Name: "hangar_stars_payments_total", Help: "successful_payment deliveries by result (duplicate: the charge was credited before; conflict: credited before to another user).",
 		}, []string{"result"}),
 		refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hangar_stars_refunds_total", Help: "Refunds asked by the admin, by result.",

@@ -65,3 +65,25 @@ func TestPasswordIsNeverSentToAGroup(t *testing.T) {
 		}
 	}
 }
+
+// A payment whose charge id was credited to another user tells this one nothing of
+// that account: it was answered "credited", with the other user's balance.
+func TestChargeIDOfAnotherUserIsNotShown(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{StarsRate: 20})
+	env.Deposit(t, 42, 777_000)
+	post(t, env, message(1, 42, "en", "/topup 5000"))
+	invs, _ := env.Telegram.WaitInvoices(1, 10*time.Second)
+	post(t, env, env.Telegram.PaymentUpdate(2, 42, "en", invs[0].Payload, invs[0].Stars, "ch_x"))
+	post(t, env, message(3, 43, "en", "/topup 5000"))
+	invs, _ = env.Telegram.WaitInvoices(2, 10*time.Second)
+	post(t, env, env.Telegram.PaymentUpdate(4, 43, "en", invs[1].Payload, invs[1].Stars, "ch_x"))
+	waitText(t, env, 43, "ch_x") // the refusal names the charge
+	for _, m := range env.Telegram.Messages() {
+		if m.ChatID == 43 && strings.Contains(m.Text, "782,000") {
+			t.Fatalf("user 43 was told user 42's balance: %q", m.Text)
+		}
+	}
+	if b, _ := env.Store.GetBalance(43); b.Available != 0 {
+		t.Fatalf("user 43 credited %d for a charge that was 42's", b.Available)
+	}
+}
