@@ -52,17 +52,7 @@ func TestSSHRolesFromKeyFiles(t *testing.T) {
 			o.Frame = 10 * time.Millisecond
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
+	startSSH(t, srv, err)
 	tests := []struct {
 		name    string
 		key     gossh.Signer
@@ -131,6 +121,21 @@ func TestSSHUnreadableViewerKeysRefuseEveryone(t *testing.T) {
 		},
 		Logger: slog.New(slog.DiscardHandler),
 	})
+	startSSH(t, srv, err)
+	if c, err := sshtest.Dial(srv.Addr().String(), demoted, nil); err == nil {
+		c.Close()
+		select {
+		case id := <-asked:
+			t.Fatalf("viewer_keys unreadable, and a key got in as %+v", id)
+		case <-time.After(time.Second):
+			t.Fatal("viewer_keys unreadable, and a key got in")
+		}
+	}
+}
+
+// startSSH starts srv (made with err) for the test and stops it after.
+func startSSH(t *testing.T, srv *tui.SSHServer, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +147,4 @@ func TestSSHUnreadableViewerKeysRefuseEveryone(t *testing.T) {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	})
-	if c, err := sshtest.Dial(srv.Addr().String(), demoted, nil); err == nil {
-		c.Close()
-		select {
-		case id := <-asked:
-			t.Fatalf("viewer_keys unreadable, and a key got in as %+v", id)
-		case <-time.After(time.Second):
-			t.Fatal("viewer_keys unreadable, and a key got in")
-		}
-	}
 }
