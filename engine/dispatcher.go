@@ -287,14 +287,18 @@ func orderOf(msg any) store.Order {
 	return msg.(enqueueOrder).order
 }
 
-// enqueue queues an order or a provider operation. One whose order has an attempt in
-// flight (an operation queued between that attempt's outcome commit and its report: a
+// enqueue queues an order or a provider operation. An operation whose order has an
+// attempt in flight (queued between that attempt's outcome commit and its report: a
 // termination, a top-up's power on) waits in requeued for the report, as a dead letter
-// requeued early does: dropped here, it would not run before the next restart.
+// requeued early does: dropped here, it would not run before the next restart. A plain
+// order in flight is left to its attempt's report, which queues it if it must run
+// again (its copy here may be stale: a retry's delay would be lost).
 func (q *dispatcher) enqueue(msg any) {
 	o := orderOf(msg)
 	op, isOp := msg.(enqueueOp)
-	if _, running := q.inFlight[o.ID]; running {
+	if _, running := q.inFlight[o.ID]; running && !isOp {
+		return
+	} else if running {
 		// The attempt's report, not this message, settles the dead-letter count: a
 		// dead letter it reports is not counted while requeued holds the order.
 		q.requeued[o.ID] = o

@@ -509,8 +509,9 @@ func (s *Store) PurgeDeadLetters() (int, error) {
 				// A dead-lettered provider operation is dropped with its dead letter.
 				// Left on the order it would wait unseen, and run at the next start,
 				// which rebuilds the queue from every order with an operation: a purged
-				// delete would delete the server after a restart. Billing queues an
-				// operation again if it still applies.
+				// delete would delete the server after a restart. Billing queues a paid
+				// server's power on again; a suspended server whose power off was
+				// dropped stays on until its grace ends and it is deleted.
 				o.Op, o.OpAttempts, o.OpDue = "", 0, time.Time{}
 			}
 			o.Record(s.now(), "purged", "")

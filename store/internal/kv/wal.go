@@ -538,7 +538,10 @@ func (w *wal) recover() {
 		// a write answered with an error came back.
 		err := w.f.Truncate(w.size)
 		if err == nil {
-			err = w.f.Sync()
+			// Best effort: should the cut not survive a power cut, the next segment's
+			// header still hides the frame; a segment that cannot sync must not keep
+			// the log from moving on.
+			_ = w.f.Sync()
 		}
 		var f logFile
 		if err == nil {
