@@ -259,9 +259,12 @@ func (v *Vault) isLegacy(o store.Order) bool {
 
 // Reveal opens the order's kept password.
 func (v *Vault) Reveal(orderID int64) (string, bool, error) {
-	pw, ok, err := v.reveal(orderID)
-	if !ok && err == nil && v.legacy != nil {
-		// An order from before the vault: its password is derived, not kept.
+	pw, ok, sealed, err := v.reveal(orderID)
+	if !ok && !sealed && err == nil && v.legacy != nil {
+		// An order from before the vault: its password is derived, not kept. Never
+		// one whose password was sealed: with its key gone (a data directory restored
+		// without secrets/, whose vault then dates from the restore) the derived one
+		// is not the server's, and the user must be told to reset it instead.
 		if o, err := v.st.GetOrder(orderID); err == nil && v.isLegacy(o) {
 			return v.legacy(orderID), true, nil
 		}
@@ -269,25 +272,27 @@ func (v *Vault) Reveal(orderID int64) (string, bool, error) {
 	return pw, ok, err
 }
 
-func (v *Vault) reveal(orderID int64) (string, bool, error) {
+// reveal opens the order's sealed password; sealed says a sealed record exists (its
+// key may be gone).
+func (v *Vault) reveal(orderID int64) (pw string, ok, sealed bool, err error) {
 	p, err := v.st.GetSealedPassword(orderID)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", false, nil
+		return "", false, false, nil
 	}
 	if err != nil {
-		return "", false, err
+		return "", false, false, err
 	}
 	v.mu.Lock()
 	key, ok := v.keys[p.Epoch]
 	v.mu.Unlock()
 	if !ok {
-		return "", false, nil // its key is gone: as good as destroyed
+		return "", false, true, nil // its key is gone: as good as destroyed
 	}
-	pw, err := open(key, orderID, p.Sealed)
+	pw, err = open(key, orderID, p.Sealed)
 	if err != nil {
-		return "", false, err
+		return "", false, true, err
 	}
-	return pw, true, nil
+	return pw, true, true, nil
 }
 
 // Sweep deletes the passwords no longer needed, then every key none of the rest needs.

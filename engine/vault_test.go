@@ -276,3 +276,48 @@ func TestResumedOrderSendsThePasswordItsServerWasMadeWith(t *testing.T) {
 		t.Fatalf("the provider holds %d servers for the order", n)
 	}
 }
+
+// vaultOrders is the store with every order created at one time, provisioning.
+type vaultOrders struct {
+	*store.Store
+	created time.Time
+}
+
+func (f vaultOrders) GetOrder(id int64) (store.Order, error) {
+	return store.Order{ID: id, CreatedAt: f.created, Status: store.OrderProvisioning}, nil
+}
+
+// A password sealed by a vault whose key is gone (a data directory restored without
+// secrets/, with password.key copied across) is reported gone, never replaced by the
+// derived password of an order from before the vault: the new vault dates from the
+// restore, so every order looked older than it, and the user got a password their
+// server did not have instead of "reset it".
+func TestLostVaultKeyNeverRevealsADerivedPassword(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), SyncWrites: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	legacy := []byte("an old password.key of 32 bytes!")
+	v, err := engine.OpenVault(filepath.Join(dir, "secrets"), vaultOrders{Store: st}, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	o := store.Order{ID: 8, CreatedAt: time.Now()} // an order of the vault's time
+	if _, err := v.Issue(o); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "secrets")); err != nil { // restored elsewhere
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	again, err := engine.OpenVault(filepath.Join(dir, "secrets"), vaultOrders{Store: st, created: o.CreatedAt}, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw, ok, err := again.Reveal(8); ok || err != nil {
+		t.Fatalf("Reveal with the sealing key gone = %q, %v, %v; want it reported gone", pw, ok, err)
+	}
+}
