@@ -153,8 +153,14 @@ func (s *Server) clientIP(c *fiber.Ctx) string {
 		if i := strings.LastIndexByte(v, ','); i >= 0 {
 			v = v[i+1:]
 		}
-		if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
+		v = strings.TrimSpace(v)
+		if a, err := netip.ParseAddr(v); err == nil {
 			return a.WithZone("").Unmap().String()
+		}
+		// Some proxies (Azure's) send ip:port, [v6]:port: every client fell back to the
+		// proxy's own address, and all shared one rate limit and budget.
+		if ap, err := netip.ParseAddrPort(v); err == nil {
+			return ap.Addr().WithZone("").Unmap().String()
 		}
 	}
 	if a, ok := netip.AddrFromSlice(c.Context().RemoteIP()); ok {

@@ -517,6 +517,7 @@ func TestClientIPIsTheTrustedProxysEntry(t *testing.T) {
 		{"6.6.6.6", "192.0.2.9"},
 		{"6.6.6.6, 7.7.7.7", "10.0.0.1, 192.0.2.9"},
 		{"192.0.2.9"},
+		{"192.0.2.9:51234"}, // a proxy that sends the port too (Azure)
 	} {
 		req, err := http.NewRequest(http.MethodPost, env.url+"/api/views/ip-"+strconv.Itoa(i), nil)
 		if err != nil {
