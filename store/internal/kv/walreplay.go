@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // LogDamageError is a start refused because the write-ahead log does not read back as
@@ -267,6 +268,9 @@ type RepairReport struct {
 	Lost       int             // commits in readable frames after the cut that Badger did not hold
 	InBadger   int             // commits after the cut that Badger already held (kept)
 	Unreadable bool            // bytes after the cut that no frame could be read from
+	// Missing says the damage is a missing segment whose commits Badger may not all
+	// hold: they are lost, their number unknown.
+	Missing bool
 }
 
 // Repair cuts dir's write-ahead log where it is first damaged, after keeping a copy of
@@ -335,6 +339,7 @@ func Repair(dir string, out io.Writer) (RepairReport, error) {
 		rep.Segments++
 	}
 	syncDir(walDir)
+	rep.Missing = !slices.Contains(res.segs, d.Segment) && sc.applied.seg <= d.Segment
 	// Badger's record of how far it holds the log must not point past the new end.
 	cut := logPos{d.Segment, uint64(d.Offset)}
 	if cut.before(sc.applied) {
@@ -346,12 +351,15 @@ func Repair(dir string, out io.Writer) (RepairReport, error) {
 	fmt.Fprintf(out, "Copies of every segment changed or removed are in %s.\n", kept)
 	fmt.Fprintf(out, "Cut %d bytes of log (%d segments removed whole).\n", rep.CutBytes, rep.Segments)
 	switch {
-	case rep.Lost == 0 && !rep.Unreadable:
+	case rep.Lost == 0 && !rep.Unreadable && !rep.Missing:
 		fmt.Fprintf(out, "Nothing acknowledged was lost: the %d commits after the cut had already reached Badger.\n", rep.InBadger)
 	default:
 		fmt.Fprintf(out, "LOST: %d commits after the cut had not reached Badger (%d more after it had, and are kept).\n", rep.Lost, rep.InBadger)
 		if rep.Unreadable {
 			fmt.Fprintln(out, "Some bytes after the cut could not be read as commits at all; their number is unknown.")
+		}
+		if rep.Missing {
+			fmt.Fprintf(out, "Segment %d was missing: the commits it held that Badger did not have are lost too; their number is unknown.\n", d.Segment)
 		}
 		fmt.Fprintln(out, "What those commits did (deposits, orders, views, messages) is not in the store now; compare with the provider's and Telegram's records before starting.")
 	}

@@ -387,3 +387,24 @@ func TestMissingMiddleSegmentIsNamed(t *testing.T) {
 		t.Fatalf("segment %d removed: %v, want it named as missing", next+1, err)
 	}
 }
+
+// Repair says commits were lost when the damage is a missing segment Badger did not
+// hold: it said nothing acknowledged was lost, having counted only the frames it could
+// read.
+func TestRepairOfAMissingSegmentReportsLoss(t *testing.T) {
+	dir, walDir, next := closedStore(t)
+	n0 := writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}}, nil)
+	n1 := writeSegment(t, walDir, next+1, n0, [][2]string{{"b", "2"}, {"c", "3"}}, nil)
+	writeSegment(t, walDir, next+2, n1, nil, nil)
+	if err := os.Remove(segmentPath(walDir, next+1)); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep, err := Repair(dir, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Missing || !strings.Contains(out.String(), "LOST") || strings.Contains(out.String(), "Nothing acknowledged was lost") {
+		t.Fatalf("repair of a missing segment: %+v\n%s", rep, out.String())
+	}
+}
