@@ -371,9 +371,10 @@ func TestEmptiedLastSegmentIsDamage(t *testing.T) {
 	}
 }
 
-// A segment missing between two is named as missing, not as the one before it cut
-// short (the next one's header was read against it first).
-func TestMissingMiddleSegmentIsNamed(t *testing.T) {
+// middleSegmentRemoved writes three segments after a closed store's log, the middle
+// one holding two commits Badger does not have, and removes that middle one.
+func middleSegmentRemoved(t *testing.T) (dir string, next uint64) {
+	t.Helper()
 	dir, walDir, next := closedStore(t)
 	n0 := writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}}, nil)
 	n1 := writeSegment(t, walDir, next+1, n0, [][2]string{{"b", "2"}, {"c", "3"}}, nil)
@@ -381,6 +382,13 @@ func TestMissingMiddleSegmentIsNamed(t *testing.T) {
 	if err := os.Remove(segmentPath(walDir, next+1)); err != nil {
 		t.Fatal(err)
 	}
+	return dir, next
+}
+
+// A segment missing between two is named as missing, not as the one before it cut
+// short (the next one's header was read against it first).
+func TestMissingMiddleSegmentIsNamed(t *testing.T) {
+	dir, next := middleSegmentRemoved(t)
 	_, err := Open(Options{Dir: dir, SyncWrites: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	var damage *LogDamageError
 	if !errors.As(err, &damage) || damage.Segment != next+1 || !strings.Contains(damage.Reason, "missing") {
@@ -392,13 +400,7 @@ func TestMissingMiddleSegmentIsNamed(t *testing.T) {
 // hold: it said nothing acknowledged was lost, having counted only the frames it could
 // read.
 func TestRepairOfAMissingSegmentReportsLoss(t *testing.T) {
-	dir, walDir, next := closedStore(t)
-	n0 := writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}}, nil)
-	n1 := writeSegment(t, walDir, next+1, n0, [][2]string{{"b", "2"}, {"c", "3"}}, nil)
-	writeSegment(t, walDir, next+2, n1, nil, nil)
-	if err := os.Remove(segmentPath(walDir, next+1)); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := middleSegmentRemoved(t)
 	var out strings.Builder
 	rep, err := Repair(dir, &out)
 	if err != nil {
