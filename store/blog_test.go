@@ -532,3 +532,43 @@ func TestReaderRecordIsBounded(t *testing.T) {
 		t.Fatal("a truncated record decoded")
 	}
 }
+
+// One IPv6 subscriber is handed a whole /64: taking a fresh address for every view
+// must not count the view again, nor make the client a new unique visitor, just after
+// midnight included; another /64 and IPv4 clients are told apart as before.
+func TestViewDedupIsPerIPv6Slash64(t *testing.T) {
+	s, clock := blogSetup(t)
+	clock.Set(time.Date(2026, 11, 29, 23, 50, 0, 0, time.UTC))
+	steps := []struct {
+		name        string
+		advance     time.Duration
+		ip          string
+		wantCounted bool
+	}{
+		{"first address of the /64", 0, "2001:db8:1:2::1", true},
+		{"another address of the same /64", time.Minute, "2001:db8:1:2:aaaa::7", false},
+		{"the same /64 past midnight", 15 * time.Minute, "2001:db8:1:2::ffff", false},
+		{"another /64", 0, "2001:db8:1:3::1", true},
+		{"an IPv4 client", 0, "203.0.113.9", true},
+		{"the first /64 once its window has passed", 16 * time.Minute, "2001:db8:1:2::2", true},
+	}
+	for _, st := range steps {
+		clock.Advance(st.advance)
+		res, err := s.RecordView(Hit{Slug: "post", IP: st.ip})
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if res.Counted != st.wantCounted {
+			t.Fatalf("%s: counted=%v, want %v", st.name, res.Counted, st.wantCounted)
+		}
+	}
+	st, err := s.BlogStats(10, 2, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Day one: the first /64 once. Day two: the first /64, the second, the IPv4 client.
+	want := []DayStats{{"2026-11-29", 1, 1}, {"2026-11-30", 3, 3}}
+	if fmt.Sprint(st.Daily) != fmt.Sprint(want) {
+		t.Fatalf("daily = %v, want %v", st.Daily, want)
+	}
+}

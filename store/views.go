@@ -111,9 +111,9 @@ type ViewResult struct {
 	Counted bool
 }
 
-// RecordView counts a view of h.Slug unless the same IP was counted for that slug in
-// the last ViewDedupWindow, logs the hit in the visitor log, and counts the IP once per
-// day as a unique visitor. The IP itself is only kept in the capped visitor log: the
+// RecordView counts a view of h.Slug unless the same client (IPv4 address or IPv6
+// /64) was counted for that slug in the last ViewDedupWindow, logs the hit in the
+// visitor log, and counts the client once per day as a unique visitor. The IP itself is only kept in the capped visitor log: the
 // dedup state is keyed by a hash of the IP salted with a random salt that changes every
 // day (Plausible's scheme). One reader record per hash serves both the dedup window and
 // the unique-visitor set, so that a view reads and writes as few keys as possible.
@@ -138,7 +138,10 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 	if err != nil {
 		return ViewResult{}, err
 	}
-	hash := ipHash(salt, h.IP)
+	// One hash keys both the reader (dedup, unique visitors) and the new-slug budget:
+	// a client is its IPv4 address or its IPv6 /64, or a fresh address per view
+	// would count it again.
+	hash := ipHash(salt, clientNet(h.IP))
 	key := readerKey(hash)
 	var res ViewResult
 	err = s.updateNow(func(txn *tx) error {
@@ -158,7 +161,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 		}
 		if !seen {
 			if !slugKnown {
-				budget := slugBudgetKey(ipHash(salt, clientNet(h.IP)))
+				budget := slugBudgetKey(hash)
 				if err := claimSlug(txn, budget, now); err != nil {
 					return err
 				}
@@ -204,7 +207,7 @@ func (s *Store) countedYesterday(txn *tx, ip, slug string, now time.Time) (bool,
 	if err != nil || salt == nil {
 		return false, err
 	}
-	rd, _, err := s.getReader(txn, readerDay(now)-1, ipHash(salt, ip))
+	rd, _, err := s.getReader(txn, readerDay(now)-1, ipHash(salt, clientNet(ip)))
 	return rd.countedSince(slug, now.Add(-ViewDedupWindow)), err
 }
 
@@ -331,9 +334,10 @@ func claimSlug(txn *tx, budget []byte, now time.Time) error {
 	return putU64(txn, []byte(metaSlugCount), n+1, 0)
 }
 
-// clientNet is what one client's new-slug budget is keyed by: the IPv4 address, or
-// the IPv6 /64, since one subscriber is routinely handed a whole /64 and could
-// otherwise take a fresh address for every slug.
+// clientNet is what one client is keyed by (its views' dedup, unique visitors, its
+// new-slug budget, its blog writes): the IPv4 address, or the IPv6 /64, since one
+// subscriber is routinely handed a whole /64 and could otherwise take a fresh address
+// for every view or slug.
 func clientNet(ip string) string {
 	a, err := netip.ParseAddr(ip)
 	if err != nil || !a.Is6() || a.Is4In6() {
