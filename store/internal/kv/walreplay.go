@@ -303,16 +303,29 @@ func Repair(dir string, out io.Writer) (RepairReport, error) {
 		return rep, err
 	}
 	rep.KeptAt = kept
+	// Every segment the cut changes or removes is copied, and the copies made durable,
+	// before the first is touched: a failed copy, or a crash part-way, leaves the log as
+	// it was, and the repair can be run again.
+	var changed []uint64
 	for _, n := range res.segs {
 		if n < d.Segment {
 			continue
 		}
-		path := segmentPath(walDir, n)
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(segmentPath(walDir, n))
 		if err != nil {
 			return rep, err
 		}
-		if err := os.WriteFile(fmt.Sprintf("%s/%016d.log", kept, n), b, 0o600); err != nil {
+		if err := keepCopy(fmt.Sprintf("%s/%016d.log", kept, n), b); err != nil {
+			return rep, fmt.Errorf("keep a copy of segment %d before the cut (the log is unchanged): %w", n, err)
+		}
+		changed = append(changed, n)
+	}
+	syncDir(kept)
+	syncDir(walDir)
+	for _, n := range changed {
+		path := segmentPath(walDir, n)
+		b, err := os.ReadFile(path)
+		if err != nil {
 			return rep, err
 		}
 		from := 0
@@ -328,7 +341,7 @@ func Repair(dir string, out io.Writer) (RepairReport, error) {
 		rep.Unreadable = rep.Unreadable || unreadable
 		rep.CutBytes += int64(len(bytes.TrimRight(b[min(from, len(b)):], "\x00")))
 		if from > 0 {
-			if err := os.Truncate(path, int64(from)); err != nil {
+			if err := truncateSync(path, int64(from)); err != nil {
 				return rep, err
 			}
 			continue
@@ -364,6 +377,40 @@ func Repair(dir string, out io.Writer) (RepairReport, error) {
 		fmt.Fprintln(out, "What those commits did (deposits, orders, views, messages) is not in the store now; compare with the provider's and Telegram's records before starting.")
 	}
 	return rep, nil
+}
+
+// keepCopy writes a copy of a segment and syncs it. A variable so that a test can make
+// a copy fail part-way through a repair.
+var keepCopy = func(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// truncateSync cuts a segment and makes the cut durable before Badger's record of the
+// log's end is moved back.
+func truncateSync(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // countAfter counts the commits in whole frames of segment b from byte from on: those

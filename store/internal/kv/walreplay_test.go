@@ -410,3 +410,65 @@ func TestRepairOfAMissingSegmentReportsLoss(t *testing.T) {
 		t.Fatalf("repair of a missing segment: %+v\n%s", rep, out.String())
 	}
 }
+
+// A repair whose copy of a segment fails part-way changes nothing: every copy is made
+// before the first segment is cut, so the log still reads as before, and the repair
+// can be run again. It used to cut each segment right after copying it.
+func TestRepairFailingToCopyLeavesTheLogAsItWas(t *testing.T) {
+	dir, walDir, next := closedStore(t)
+	n0 := writeSegment(t, walDir, next, 0, [][2]string{{"a", "1"}, {"b", "2"}}, nil)
+	n1 := writeSegment(t, walDir, next+1, n0, [][2]string{{"c", "3"}}, nil)
+	writeSegment(t, walDir, next+2, n1, [][2]string{{"d", "4"}}, nil)
+	first := segmentPath(walDir, next)
+	b, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-3] ^= 0x5a // the first segment's last frame no longer checks
+	if err := os.WriteFile(first, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string][]byte{}
+	for _, p := range segmentsOf(t, dir) {
+		before[p], _ = os.ReadFile(p)
+	}
+
+	copies := 0
+	realCopy := keepCopy
+	keepCopy = func(path string, b []byte) error {
+		if copies++; copies == 2 {
+			return errors.New("injected: no space left on device")
+		}
+		return realCopy(path, b)
+	}
+	_, err = Repair(dir, io.Discard)
+	keepCopy = realCopy
+	if err == nil || !strings.Contains(err.Error(), "unchanged") {
+		t.Fatalf("repair with a failing copy: %v, want an error saying the log is unchanged", err)
+	}
+	after := segmentsOf(t, dir)
+	if len(after) != len(before) {
+		t.Fatalf("%d segments after the failed repair, want %d", len(after), len(before))
+	}
+	for _, p := range after {
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, before[p]) {
+			t.Fatalf("%s changed by a repair that failed", filepath.Base(p))
+		}
+	}
+
+	var out strings.Builder
+	rep, err := Repair(dir, &out)
+	if err != nil || rep.Damage == nil || rep.Segments != 2 {
+		t.Fatalf("second repair: %+v, %v\n%s", rep, err, out.String())
+	}
+	s := quietOpen(t, dir)
+	defer s.Close()
+	if v, err := getKey(s, "a"); err != nil || v != "1" {
+		t.Fatalf("a before the damage: %q, %v", v, err)
+	}
+	for _, k := range []string{"b", "c", "d"} {
+		if _, err := getKey(s, k); !errors.Is(err, badger.ErrKeyNotFound) {
+			t.Fatalf("%s, at or after the damage, is still there: %v", k, err)
+		}
+	}
+}
