@@ -395,6 +395,9 @@ func (o *outboxSender) send(m store.OutboxMessage, secret string) error {
 		if o.d.password == nil {
 			return permanentSendError("no password source for a message that needs one")
 		}
+		if err := o.ownersPrivateChat(m); err != nil {
+			return err
+		}
 		pw, ok, err := o.d.password.Reveal(m.SecretOrderID)
 		if err != nil {
 			return o.d.scrub.err(fmt.Errorf("root password of order %d: %w", m.SecretOrderID, err))
@@ -407,6 +410,29 @@ func (o *outboxSender) send(m store.OutboxMessage, secret string) error {
 		}
 	}
 	return o.d.scrub.err(o.deliver(m), secret)
+}
+
+// ownersPrivateChat refuses a message that would reveal an order's root password
+// anywhere but its owner's private chat. The bot and the ready notice address theirs
+// there; this is the one rule every sender's message passes, so that no future one
+// can post a password to a group, where everyone would read it.
+func (o *outboxSender) ownersPrivateChat(m store.OutboxMessage) error {
+	if o.d.orders == nil {
+		return permanentSendError("no order records to check a password message's chat against")
+	}
+	ord, err := o.d.orders.GetOrder(m.SecretOrderID)
+	if errors.Is(err, store.ErrNotFound) {
+		return permanentSendError(fmt.Sprintf("order %d of a password message is gone", m.SecretOrderID))
+	}
+	if err != nil {
+		return fmt.Errorf("order %d of a password message: %w", m.SecretOrderID, err)
+	}
+	if owner := privateChat(ord); m.ChatID != owner {
+		o.d.cfg.Logger.Error("outbox: refused a root password message addressed to another chat than its owner's",
+			"order", ord.ID, "chat", m.ChatID)
+		return permanentSendError(fmt.Sprintf("order %d's root password goes only to its owner's private chat, not to chat %d", ord.ID, m.ChatID))
+	}
+	return nil
 }
 
 func (o *outboxSender) deliver(m store.OutboxMessage) error {

@@ -210,3 +210,51 @@ func TestRefusedProviderChosenPasswordLeaksNothing(t *testing.T) {
 	}
 	grepDataDirFor(t, env.Dir, []string{pw})
 }
+
+// Whatever puts a root password message in the outbox, the sender posts it only to the
+// order's owner's private chat: here a message naming the order's password is
+// committed for a group chat, as a careless new sender might, and the group never
+// sees the password. Only the bot's /password and the ready notice chose the chat
+// before; a third sender would have posted it wherever it said.
+func TestPasswordMessageGoesOnlyToTheOwnersPrivateChat(t *testing.T) {
+	const owner, other, group = 42, 43, -100123
+	env := hangartest.Start(t, hangartest.Options{})
+	env.Deposit(t, owner, 1_000_000)
+	env.Deposit(t, other, 1_000_000)
+	id := env.Order(t, owner, "sim-nano", "tokyo")
+	env.WaitStatus(t, id, store.OrderActive, 10*time.Second)
+	password := env.Password(id)
+	if msgs, ok := waitChatText(env, owner, password, 10*time.Second); !ok {
+		t.Fatalf("the owner never got the password (the test would prove nothing): %+v", msgs)
+	}
+
+	_, err := env.Store.UpdateOrders([]store.OrderChange{{ID: id, Apply: func(*store.Order) error { return nil },
+		Notes: []store.OutboxMessage{{ChatID: group, SecretOrderID: id, ParseMode: "HTML",
+			Text: "the root password is " + store.RootPasswordPlaceholder}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cancelled order's notice makes the outbox read the store, past its least gap
+	// between two reads.
+	pause(t, env, true)
+	pending := env.Order(t, other, "sim-nano", "tokyo")
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := env.Engine.CancelOrder(pending); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, ok := waitChatText(env, other, "", 10*time.Second); !ok {
+		t.Fatalf("the outbox never sent the cancel notice: %+v", msgs)
+	}
+	env.Settle(t)
+	for _, m := range env.Telegram.Messages() {
+		if m.ChatID == group {
+			t.Fatalf("a message went to the group: %q", m.Text)
+		}
+	}
+	if strings.Count(env.Logs.String(), password) > 0 {
+		t.Error("the daemon's log holds the root password")
+	}
+	if !strings.Contains(env.Logs.String(), "goes only to its owner's private chat") {
+		t.Errorf("the refusal is not in the log:\n%s", env.Logs.String())
+	}
+}
