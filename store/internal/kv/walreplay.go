@@ -130,6 +130,21 @@ func (sc *walScan) run(apply func([]*walEntry) error) (scanResult, error) {
 		missing := &segmentFile{num: sc.applied.seg + 1, path: segmentPath(sc.dir, sc.applied.seg+1)}
 		return damage(missing, 0, fmt.Sprintf("the segment is missing: Badger holds the log up to segment %d, and the oldest left is %d", sc.applied.seg, files[0].num))
 	}
+	// The oldest segment left says how long the one before it was (prevLen; 0 for the
+	// first after a start, whose predecessors were all replayed into Badger): that one
+	// may be gone only if Badger holds it to its end. Without this, deleting the oldest
+	// segment while Badger lagged (refusing applies, or in a store's first second,
+	// before any apply) lost its commits without a word.
+	if f := files[0]; !f.legacy && !f.unused && f.bad == nil && f.head.prevLen > 0 && f.num > 0 {
+		if prev := (logPos{f.num - 1, f.head.prevLen}); sc.applied.before(prev) {
+			missing := &segmentFile{num: f.num - 1, path: segmentPath(sc.dir, f.num-1)}
+			held := "none of it"
+			if sc.applied.seg > 0 {
+				held = fmt.Sprintf("the log only up to segment %d byte %d", sc.applied.seg, sc.applied.off)
+			}
+			return damage(missing, 0, fmt.Sprintf("the segment is missing: it held %d bytes, and Badger holds %s", f.head.prevLen, held))
+		}
+	}
 	for i, f := range files {
 		if i > 0 && f.num != files[i-1].num+1 {
 			missing := &segmentFile{num: files[i-1].num + 1, path: segmentPath(sc.dir, files[i-1].num+1)}

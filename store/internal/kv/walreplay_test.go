@@ -192,6 +192,7 @@ func TestDamagedLogStopsTheStart(t *testing.T) {
 		{"middle segment cut at a frame boundary", refused, func(s []string) { cutAtFrame(middle(s)) }},
 		{"middle segment deleted", refused, func(s []string) { os.Remove(middle(s)) }},
 		{"oldest segment deleted", applied, func(s []string) { os.Remove(s[0]) }},
+		{"oldest segment deleted before Badger held any of it", refused, func(s []string) { os.Remove(s[0]) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
