@@ -87,6 +87,7 @@ type VaultStore interface {
 	SealedPasswords() ([]store.SealedPassword, error)
 	DeleteSealedPasswords(orderIDs []int64) error
 	GetOrder(id int64) (store.Order, error)
+	VaultSince(fallback time.Time) (time.Time, error)
 }
 
 // vaultRotate is how long one key seals new passwords: a key is deleted once no kept
@@ -150,17 +151,25 @@ func OpenVault(dir string, st VaultStore, legacyKey []byte) (*Vault, error) {
 	return v, nil
 }
 
-// since is when the vault first opened, recorded once in its directory.
+// since is when the vault first opened. It is kept in the store, which a restore
+// brings back: kept only in the vault's directory, as versions before this one did, a
+// restore without secrets/ moved it to the restore, and an order in flight then had its
+// server created with a password derived from password.key, which the data directory
+// holds. That file is read once, to carry an upgraded vault's time into the store.
 func (v *Vault) since() (time.Time, error) {
-	path := filepath.Join(v.dir, "since")
-	if b, err := os.ReadFile(path); err == nil {
-		return time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	fallback := time.Now().UTC()
+	if b, err := os.ReadFile(filepath.Join(v.dir, "since")); err == nil {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+		if err != nil {
+			return time.Time{}, fmt.Errorf("vault: %s: %w", filepath.Join(v.dir, "since"), err)
+		}
+		fallback = t
 	}
-	now := time.Now().UTC()
-	if err := writeFileSynced(path, []byte(now.Format(time.RFC3339Nano)+"\n")); err != nil {
+	since, err := v.st.VaultSince(fallback)
+	if err != nil {
 		return time.Time{}, fmt.Errorf("vault: %w", err)
 	}
-	return now, nil
+	return since, nil
 }
 
 // Issue returns the order's password, sealing a new random one on first use.

@@ -321,3 +321,52 @@ func TestLostVaultKeyNeverRevealsADerivedPassword(t *testing.T) {
 		t.Fatalf("Reveal with the sealing key gone = %q, %v, %v; want it reported gone", pw, ok, err)
 	}
 }
+
+// The vault's opening time outlives a restore without secrets/: an order accepted
+// after the vault opened and still waiting for its first create at the restore gets a
+// random password, not one derived from password.key (which the data directory holds,
+// so anyone with a copy of it could compute the server's password). Kept only in
+// secrets/, the time moved to the restore, and every order before it looked older
+// than the vault.
+func TestVaultTimeSurvivesARestoreWithoutSecrets(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), SyncWrites: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	legacy := []byte("an old password.key of 32 bytes!")
+	derived := engine.NewPasswordDeriver(legacy)
+	if _, err := engine.OpenVault(filepath.Join(dir, "secrets"), st, legacy); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	inFlight := store.Order{ID: 9, CreatedAt: time.Now()}               // accepted, not yet created
+	if err := os.RemoveAll(filepath.Join(dir, "secrets")); err != nil { // restored elsewhere
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	again, err := engine.OpenVault(filepath.Join(dir, "secrets"), st, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := again.Issue(inFlight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw == derived(inFlight.ID) {
+		t.Fatal("an order accepted after the vault opened got the password password.key derives")
+	}
+	if before := (store.Order{ID: 3, CreatedAt: time.Now().Add(-time.Hour)}); mustIssue(t, again, before) != derived(3) {
+		t.Fatal("an order from before the vault lost its derived password")
+	}
+}
+
+func mustIssue(t *testing.T, v *engine.Vault, o store.Order) string {
+	t.Helper()
+	pw, err := v.Issue(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pw
+}

@@ -73,6 +73,10 @@ const (
 	metaTelegramOffset = prefixMeta + "tg_offset"
 	// metaQueuePause is whether provisioning is paused, since when and by whom (QueuePause).
 	metaQueuePause = prefixMeta + "queue_pause"
+	// metaVaultSince is when the password vault first opened (RFC 3339): orders created
+	// before it keep their derived passwords. In the store so that a restore, which
+	// leaves the vault's directory out, keeps it.
+	metaVaultSince = prefixMeta + "vault_since"
 )
 
 func rateLimitKey(userID int64) []byte {

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // SealedPassword is an order's root password, encrypted with a key that is not in the
@@ -14,6 +16,29 @@ type SealedPassword struct {
 	Sealed  []byte `json:"sealed"`
 	// DoneAt is when the message carrying it was sent (or finally refused); zero until then.
 	DoneAt time.Time `json:"done_at,omitzero"`
+}
+
+// VaultSince returns when the password vault first opened, recording fallback as that
+// time if the store holds none yet; the first recorded time is kept for good.
+func (s *Store) VaultSince(fallback time.Time) (time.Time, error) {
+	var since time.Time
+	err := s.update(func(txn *tx) error {
+		item, err := txn.Get([]byte(metaVaultSince))
+		if err == nil {
+			b, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			since, err = time.Parse(time.RFC3339Nano, string(b))
+			return err
+		}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		since = fallback.UTC()
+		return txn.Set([]byte(metaVaultSince), []byte(since.Format(time.RFC3339Nano)))
+	})
+	return since, err
 }
 
 // PutSealedPassword stores (or replaces) an order's sealed password.
