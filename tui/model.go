@@ -489,8 +489,18 @@ func (m *Model) switchTo(i int) {
 
 func (m *Model) activeView() common.View { return m.views[m.active] }
 
+// The largest console drawn, whatever size the terminal claims: a frame costs about
+// width × height, and an SSH client may claim 2^32 a side, which made one viewer's
+// console build frames of hundreds of megabytes inside the daemon. A larger terminal
+// shows the console in its top left corner.
+const (
+	maxConsoleWidth  = 512
+	maxConsoleHeight = 256
+)
+
 // resize gives the active view whatever the chrome around it leaves.
 func (m *Model) resize(w, h int) {
+	w, h = min(max(w, 1), maxConsoleWidth), min(max(h, 1), maxConsoleHeight)
 	m.c.Width, m.c.Height = w, h
 	m.help.Width = w
 	m.filterInput.Width = max(10, w/3)

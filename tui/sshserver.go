@@ -133,17 +133,42 @@ func NewSSHServer(cfg SSHConfig) (*SSHServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tui: ssh server: %w", err)
 	}
+	// Sessions only: no port forwarding, no other channel kinds.
+	srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": s.sessionChannel}
 	s.srv = srv
 	return s, nil
+}
+
+// ctxSessions counts a connection's open session channels.
+type ctxSessions struct{}
+
+// sessionChannel admits a session channel. It is the first point a connection has
+// proved its key: the key callback also answers bare queries ("would this key do?")
+// from clients that never sign, so only here is the connection marked authenticated
+// and spared the handshake timeout. One console per connection: every console is a
+// client of the daemon of its own (its event stream, its polls), so a connection
+// opening channel after channel multiplied the cap on connections (MaxSessions).
+func (s *SSHServer) sessionChannel(srv *ssh.Server, conn *gossh.ServerConn, ch gossh.NewChannel, ctx ssh.Context) {
+	if authed, ok := ctx.Value(ctxAuthenticated{}).(*atomic.Bool); ok {
+		authed.Store(true)
+	}
+	open, _ := ctx.Value(ctxSessions{}).(*atomic.Int32) // set by limitHandshake
+	if open == nil || open.Add(1) > 1 {
+		if open != nil {
+			open.Add(-1)
+		}
+		s.log.Info("ssh console: refused a second session on one connection", "remote", ctx.RemoteAddr().String())
+		_ = ch.Reject(gossh.ResourceShortage, "hangar: one console per connection")
+		return
+	}
+	defer open.Add(-1)
+	ssh.DefaultSessionHandler(srv, conn, ch, ctx)
 }
 
 // authorize re-reads the keys files on every attempt; a missing or broken operators'
 // file refuses everyone rather than anyone.
 func (s *SSHServer) authorize(ctx ssh.Context, key ssh.PublicKey) bool {
-	if _, ok := s.identify(key); ok {
-		if authed, ok := ctx.Value(ctxAuthenticated{}).(*atomic.Bool); ok {
-			authed.Store(true)
-		}
+	if _, ok := s.identify(key, ctx.RemoteAddr()); ok {
 		return true
 	}
 	s.log.Info("ssh console: unknown key refused", "user", ctx.User(), "remote", ctx.RemoteAddr().String(), "fingerprint", gossh.FingerprintSHA256(key))
@@ -152,7 +177,7 @@ func (s *SSHServer) authorize(ctx ssh.Context, key ssh.PublicKey) bool {
 
 // identify finds key in the viewers' file, then the operators': a key listed in both
 // is a viewer, so listing a key as a viewer is enough to take its power away.
-func (s *SSHServer) identify(key ssh.PublicKey) (Identity, bool) {
+func (s *SSHServer) identify(key ssh.PublicKey, remote net.Addr) (Identity, bool) {
 	id := Identity{Fingerprint: gossh.FingerprintSHA256(key)}
 	if s.cfg.ViewerKeysPath != "" {
 		data, err := os.ReadFile(s.cfg.ViewerKeysPath)
@@ -162,7 +187,11 @@ func (s *SSHServer) identify(key ssh.PublicKey) (Identity, bool) {
 			s.log.Warn("ssh console: cannot read viewer keys; refusing every key until it can", "path", s.cfg.ViewerKeysPath, "err", err)
 			return id, false
 		}
-		if comment, ok := findKey(data, key); ok {
+		if comment, opts, ok := findKey(data, key); ok {
+			if err := keyOptionsAllow(opts, remote, time.Now()); err != nil {
+				s.log.Info("ssh console: key refused by its options", "fingerprint", id.Fingerprint, "remote", remote.String(), "reason", err)
+				return id, false
+			}
 			id.Role, id.Comment = RoleViewer, comment
 			return id, true
 		}
@@ -172,7 +201,11 @@ func (s *SSHServer) identify(key ssh.PublicKey) (Identity, bool) {
 		s.log.Warn("ssh console: cannot read authorized keys; refusing", "path", s.cfg.AuthorizedKeysPath, "err", err)
 		return id, false
 	}
-	if comment, ok := findKey(data, key); ok {
+	if comment, opts, ok := findKey(data, key); ok {
+		if err := keyOptionsAllow(opts, remote, time.Now()); err != nil {
+			s.log.Info("ssh console: key refused by its options", "fingerprint", id.Fingerprint, "remote", remote.String(), "reason", err)
+			return id, false
+		}
 		id.Role, id.Comment = RoleOperator, comment
 		return id, true
 	}
@@ -185,19 +218,20 @@ const (
 	RoleViewer   = "viewer"
 )
 
-// findKey looks for key in an authorized_keys file's contents, answering its comment.
-func findKey(data []byte, key ssh.PublicKey) (string, bool) {
+// findKey looks for key in an authorized_keys file's contents, answering its comment
+// and options.
+func findKey(data []byte, key ssh.PublicKey) (comment string, options []string, ok bool) {
 	for len(bytes.TrimSpace(data)) > 0 {
-		k, comment, _, rest, err := gossh.ParseAuthorizedKey(data)
+		k, comment, options, rest, err := gossh.ParseAuthorizedKey(data)
 		if err != nil {
 			break
 		}
 		if ssh.KeysEqual(k, key) {
-			return comment, true
+			return comment, options, true
 		}
 		data = rest
 	}
-	return "", false
+	return "", nil, false
 }
 
 // limitHandshake closes the connection unless a key is accepted within the handshake
@@ -205,6 +239,7 @@ func findKey(data []byte, key ssh.PublicKey) (string, bool) {
 func (s *SSHServer) limitHandshake(ctx ssh.Context, conn net.Conn) net.Conn {
 	authed := new(atomic.Bool)
 	ctx.SetValue(ctxAuthenticated{}, authed)
+	ctx.SetValue(ctxSessions{}, new(atomic.Int32))
 	t := time.AfterFunc(s.cfg.HandshakeTimeout, func() {
 		if !authed.Load() {
 			s.log.Debug("ssh console: closing a connection that did not authenticate in time",
@@ -223,7 +258,7 @@ func (s *SSHServer) limitHandshake(ctx ssh.Context, conn net.Conn) net.Conn {
 func (s *SSHServer) session(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
 	// The role comes from the key the session authenticated with, looked up again: the
 	// files may have changed since, and a key offered but not used proves nothing.
-	id, ok := s.identify(sess.PublicKey())
+	id, ok := s.identify(sess.PublicKey(), sess.RemoteAddr())
 	if !ok {
 		wish.Fatalln(sess, "hangar: your key is no longer listed")
 		return nil, nil
