@@ -328,7 +328,10 @@ func (a *userActor) keep(msg userUpdate) updateResult {
 // says whether this is the first refused message of the window (the one that gets a
 // "slow down" reply).
 func (a *userActor) admit(now time.Time) (allowed, warn bool) {
-	if a.window.ResetAt.IsZero() || !now.Before(a.window.ResetAt) {
+	// A window ending more than a window from now began in the future: the clock was
+	// stepped back (NTP correcting one that ran ahead), and the user would otherwise be
+	// refused for as long as the jump, not for at most one window.
+	if a.window.ResetAt.IsZero() || !now.Before(a.window.ResetAt) || a.window.ResetAt.Sub(now) > a.d.cfg.RateWindow {
 		a.window = store.Window{Count: 1, ResetAt: now.Add(a.d.cfg.RateWindow)}
 		return true, false
 	}

@@ -84,6 +84,11 @@ func (s *Store) migrate() error {
 		if v > len(migrations) {
 			return fmt.Errorf("store: data is at schema %d but this hangar knows %d: refusing to downgrade", v, len(migrations))
 		}
+		if v == len(migrations) {
+			// Nothing written: a start with the disk below the free-space floor must
+			// open the store read-only, not fail on a write of what is there already.
+			return nil
+		}
 		for i := v; i < len(migrations); i++ {
 			if err := migrations[i].run(txn); err != nil {
 				return fmt.Errorf("store: migration %d (%s): %w", i+1, migrations[i].name, err)

@@ -101,6 +101,9 @@ func runDLQ(args []string) error {
 	if len(rest) == 0 {
 		rest = []string{"list"}
 	}
+	if max := map[string]int{"list": 1, "requeue": 2, "purge": 1}[rest[0]]; max > 0 && len(rest) > max {
+		return fmt.Errorf("dlq %s: unexpected argument %q", rest[0], rest[max])
+	}
 	switch rest[0] {
 	case "list":
 		out, err := c.do(http.MethodGet, "/admin/dlq", nil)

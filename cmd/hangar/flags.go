@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -90,7 +91,46 @@ func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	fs.SetOutput(stderr)
-	return fs.Parse(args)
+	return fs.Parse(flagsFirst(fs, args))
+}
+
+// flagsFirst moves fs's flags ahead of the positional arguments, so that a flag after
+// one is read, not taken as an argument: Go's flag package stops at the first
+// positional, and `hangar dlq purge --addr B` purged the daemon of the environment's
+// address. After the first positional only names fs defines move (a message word
+// such as "-5" stays where it is); before it, an unknown flag stays a flag, for Parse
+// to refuse. Everything after "--" stays an argument.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		name, _, inline := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil && len(rest) > 0 {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		if f == nil || inline {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(append(flags, "--"), rest...)
 }
 
 func (e *envFlags) usage(text, env string) string { return text + " (env " + env + ")" }
@@ -226,6 +266,11 @@ func parseSize(v string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("not a size such as 1MiB")
+	}
+	if n > math.MaxInt/mult {
+		// n * mult would wrap: 17179869184GiB was read as 0, switching the
+		// free-space floor off.
+		return 0, fmt.Errorf("too large a size")
 	}
 	return n * mult, nil
 }

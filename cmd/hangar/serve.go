@@ -82,7 +82,7 @@ func parseServeFlagsTo(args []string, out io.Writer, errOut ...io.Writer) (serve
 	f := &envFlags{fs: fs}
 	f.String(&c.DataDir, "data", "HANGAR_DATA_DIR", "./data", "data directory: the Badger store and the SSH host key")
 	f.String(&c.HTTPAddr, "http", "HANGAR_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address")
-	f.String(&c.SSHAddr, "ssh", "HANGAR_SSH_ADDR", "127.0.0.1:2222", "SSH console listen address")
+	f.String(&c.SSHAddr, "ssh", "HANGAR_SSH_ADDR", "127.0.0.1:2222", "SSH console listen address (off: no SSH console)")
 	f.Secret(&c.WebhookSecret, "webhook-secret", "HANGAR_WEBHOOK_SECRET", "Telegram secret token, also the /orders, /provision and /status bearer; unset refuses them all")
 	f.Secret(&c.AdminToken, "admin-token", "HANGAR_ADMIN_TOKEN", "admin API and console bearer token; unset refuses the admin API")
 	f.Secret(&c.BotToken, "bot-token", "HANGAR_BOT_TOKEN", "Telegram bot token; unset switches sending off (messages go to the log and the outbox view)")
@@ -120,6 +120,14 @@ func parseServeFlagsTo(args []string, out io.Writer, errOut ...io.Writer) (serve
 	}
 	if err := parseArgs(fs, args, out, stderr); err != nil {
 		return c, err
+	}
+	// An empty variable counts as unset, so the environment (a systemd
+	// EnvironmentFile, the image's ENV) switches the console off with "off".
+	if strings.EqualFold(c.SSHAddr, "off") || strings.EqualFold(c.SSHAddr, "none") {
+		c.SSHAddr = ""
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("hangar serve takes no arguments, only flags: %q (the data directory is --data)", fs.Arg(0))
 	}
 	if len(f.errs) > 0 {
 		return c, errors.Join(f.errs...)

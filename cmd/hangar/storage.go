@@ -71,7 +71,7 @@ func scheduleBackups(ctx context.Context, st *store.Store, cfg storageConfig, lo
 			continue
 		}
 		log.Info("scheduled backup written", "file", path, "keys", info.Keys, "took", time.Since(start).Round(time.Millisecond))
-		pruneBackups(cfg.BackupDir, cfg.BackupKeep, log)
+		pruneBackups(cfg.BackupDir, cfg.BackupKeep, filepath.Base(path), log)
 	}
 }
 
@@ -100,19 +100,23 @@ func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, 
 	return path, info, err
 }
 
-func pruneBackups(dir string, keep int, log *slog.Logger) {
+// pruneBackups keeps the newest keep backups, oldest by name going first, and never
+// the one just written: names are the wall clock's, and after the clock was stepped
+// back every new backup sorted before those written while it ran ahead, so each one
+// was deleted as soon as it was written.
+func pruneBackups(dir string, keep int, written string, log *slog.Logger) {
 	names, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	var backups []string
 	for _, n := range names {
-		if strings.HasPrefix(n.Name(), backupPrefix) && strings.HasSuffix(n.Name(), ".backup") {
+		if strings.HasPrefix(n.Name(), backupPrefix) && strings.HasSuffix(n.Name(), ".backup") && n.Name() != written {
 			backups = append(backups, n.Name())
 		}
 	}
 	slices.Sort(backups)
-	for len(backups) > keep {
+	for len(backups) > max(keep-1, 0) {
 		if err := os.Remove(filepath.Join(dir, backups[0])); err != nil {
 			log.Warn("cannot delete an old backup", "file", backups[0], "err", err)
 		}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hangarhq/hangar/internal/hangartest"
+)
+
+// rvStartNoHealth runs hangar serve on dataDir like startDaemon, but does not wait for
+// /health: with the disk below the floor the public /health answers 503 by design.
+func rvStartNoHealth(t *testing.T, dataDir string, env ...string) *daemon {
+	t.Helper()
+	addr := freeAddr(t)
+	d := &daemon{URL: "http://" + addr, logs: &hangartest.SyncBuffer{}}
+	d.cmd = exec.Command(hangarBin, "serve")
+	d.cmd.Env = append(os.Environ(),
+		"HANGAR_DATA_DIR="+dataDir,
+		"HANGAR_HTTP_ADDR="+addr,
+		"HANGAR_SSH_ADDR="+freeAddr(t),
+		"HANGAR_WEBHOOK_SECRET="+hangartest.WebhookSecret,
+		"HANGAR_ADMIN_TOKEN="+hangartest.AdminToken,
+		"HANGAR_LANGUAGE=en",
+	)
+	d.cmd.Env = append(d.cmd.Env, env...)
+	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.kill() })
+	return d
+}
+
+// The README: below the free-space floor "every write answers 507 ... reads, the
+// console and /health keep working", and "once space is freed, writes are taken again
+// within a second, without a restart". A daemon that restarts while the disk is below
+// the floor (a crash, kill -9, systemd's Restart=on-failure, an upgrade, a reboot) must
+// therefore come up serving reads and refusing writes, then take writes once space is
+// back. It does not: `hangar serve` exits 1 at start with "not enough free disk space"
+// (the schema migration writes the schema version on every start, even with nothing to
+// migrate), so the whole API, reads included, is down until an operator frees space.
+func TestServeStartsReadOnlyWithTheDiskBelowTheFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real daemon")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs; skipped")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s); skipped", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	dir := filepath.Join(mnt, "data")
+	env := []string{"HANGAR_MIN_FREE_DISK=64MiB"}
+
+	// A first run takes a deposit and stops cleanly.
+	d := startDaemon(t, dir, env...)
+	if code, err := depositStatus(d.URL, 1); err != nil || code != 200 {
+		t.Fatalf("deposit before the disk filled: %d %v", code, err)
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+
+	// Something else fills the disk below the floor while hangar is down.
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	ballast := filepath.Join(mnt, "ballast")
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if err := os.WriteFile(ballast, make([]byte, free-40<<20), 0o600); err != nil {
+		t.Fatalf("ballast: %v", err)
+	}
+
+	d = rvStartNoHealth(t, dir, env...)
+	exited := make(chan error, 1)
+	go func() { exited <- d.cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("hangar serve exited (%v) when started with the disk below the floor, instead of serving reads and refusing writes:\n%s", err, d.logs.String())
+		default:
+		}
+		req, _ := http.NewRequest(http.MethodGet, d.URL+"/admin/users/1", nil)
+		req.Header.Set("Authorization", "Bearer "+hangartest.AdminToken)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hangar did not serve reads within 30s with the disk below the floor\n%s", d.logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if available, _ := userMoney(t, d.URL, 1); available != 1 {
+		t.Fatalf("balance read while full: %d, want 1", available)
+	}
+	if code, err := depositStatus(d.URL, 1); err != nil || code != 507 {
+		t.Fatalf("a write while below the floor: %d %v, want 507", code, err)
+	}
+	// Space comes back: writes are taken again without a restart.
+	os.Remove(ballast)
+	hangartest.WaitFor(t, 10*time.Second, "writes taken again once space is freed", func() bool {
+		code, err := depositStatus(d.URL, 1)
+		return err == nil && code == 200
+	})
+}
+
+// `hangar serve` stops reading flags at the first argument that is not one (Go's flag
+// package), and never checks that nothing is left over. `hangar serve ./data --data
+// /srv/hangar --http 0.0.0.0:80 --ssh ""` (a stray word: a path, a subcommand typed
+// twice, an unquoted value) is accepted without a word, and every flag after the word
+// is dropped: the daemon runs on ./data, 127.0.0.1:8080 and the SSH console on 2222.
+func TestServeRefusesArgumentsItDoesNotRead(t *testing.T) {
+	clearHangarEnv(t)
+	c, err := parseServeFlagsTo([]string{"./data", "--data", "/srv/hangar", "--http", "127.0.0.1:1", "--ssh", ""}, io.Discard)
+	if err == nil {
+		t.Fatalf("hangar serve took a stray argument without an error and dropped the flags after it: data %q, http %q, ssh %q",
+			c.DataDir, c.HTTPAddr, c.SSHAddr)
+	}
+}
+
+// The same through the real binary, where it does harm: `hangar dlq purge --addr B`
+// (the address after the action, as people type it) is sent to the default or
+// HANGAR_CONSOLE_ADDR daemon A, and purges A's dead letters. The flags after the
+// action are not parsed at all.
+func TestDLQActionFlagsAfterTheActionAreNotIgnored(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string][]string{}
+	fake := func(name string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			hits[name] = append(hits[name], r.Method+" "+r.URL.Path)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"purged":3}`)
+		}))
+	}
+	a, b := fake("A"), fake("B")
+	defer a.Close()
+	defer b.Close()
+	cmd := exec.Command(hangarBin, "dlq", "purge", "--addr", b.URL)
+	cmd.Env = append(os.Environ(), "HANGAR_CONSOLE_ADDR="+a.URL, "HANGAR_ADMIN_TOKEN="+hangartest.AdminToken)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hits["A"]) > 0 {
+		t.Fatalf("`hangar dlq purge --addr B` purged daemon A (HANGAR_CONSOLE_ADDR): A got %v, B got %v; exit %v, output %q",
+			hits["A"], hits["B"], err, out.String())
+	}
+	if err == nil && len(hits["B"]) == 0 {
+		t.Fatalf("`hangar dlq purge --addr B` reached neither daemon and exited 0: %q", out.String())
+	}
+}
