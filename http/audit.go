@@ -39,7 +39,7 @@ func (s *Server) audit(c *fiber.Ctx) error {
 	p := principalOf(c)
 	e := store.AuditEntry{
 		Actor: p.Actor, Role: p.Role, Method: c.Method(), Route: s.routeOf(c),
-		Path: strings.Clone(c.Path()), Detail: s.auditDetail(c), Status: c.Response().StatusCode(),
+		Path: s.maskSecrets(strings.Clone(c.Path())), Detail: s.auditDetail(c), Status: c.Response().StatusCode(),
 	}
 	if e.Status >= 400 {
 		var ae api.Error
@@ -60,7 +60,12 @@ func (s *Server) audit(c *fiber.Ctx) error {
 // keys of any kind.
 var secretField = regexp.MustCompile(`(?i)pass|token|secret|key|auth|cookie|salt|hash`)
 
-const auditValueMax = 120
+const (
+	auditValueMax = 120
+	// auditFieldsMax bounds an entry's detail: each value was cut, but not their
+	// number, and a refused viewer request of 40,000 fields stored 920 KB.
+	auditFieldsMax = 32
+)
 
 // auditDetail is what a request asked for beyond its path, as "name=value" pairs in
 // name order: the query, and a JSON body's top-level fields. Fields whose name
@@ -91,7 +96,11 @@ func (s *Server) auditDetail(c *fiber.Ctx) string {
 	}
 	slices.Sort(names)
 	var b strings.Builder
-	for _, k := range names {
+	for i, k := range names {
+		if i == auditFieldsMax {
+			fmt.Fprintf(&b, " … (+%d fields)", len(names)-i)
+			break
+		}
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}

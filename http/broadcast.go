@@ -27,10 +27,10 @@ func (s *Server) broadcastRoutes(admin fiber.Router) {
 	admin.Post("/broadcast/:id/cancel", s.cancelBroadcast)
 }
 
-// broadcastActor names who asked, for the broadcast's By: the audit middleware sets
-// it once there is one; until then every admin is "admin".
+// broadcastActor names who asked, for the broadcast's By: the audit log's actor (the
+// admin token, or the console's SSH key and its comment).
 func broadcastActor(c *fiber.Ctx) string {
-	if who, ok := c.Locals("actor").(string); ok && who != "" {
+	if who := principalOf(c).Actor; who != "" {
 		return who
 	}
 	return "admin"

@@ -79,7 +79,7 @@ func TestBroadcastAPI(t *testing.T) {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	b := decodeBroadcast(t, r)
-	if b.Total != len(users) || b.Text != long || b.By != "admin" || b.CreatedAt.IsZero() {
+	if b.Total != len(users) || b.Text != long || b.By != "admin token" || b.CreatedAt.IsZero() {
 		t.Fatalf("created %+v", b)
 	}
 	hangartest.WaitFor(t, 10*time.Second, "the broadcast to finish", func() bool {
