@@ -78,6 +78,13 @@ func (n notes) billingTerminated(o store.Order) []store.OutboxMessage {
 	return append(out, n.admin(n.printer(0).T("BillingTerminatedAdmin", "ID", o.ID))...)
 }
 
+// serverGone tells the owner and the admin that the provider no longer has the server
+// of an order, which is therefore terminated.
+func (n notes) serverGone(o store.Order) []store.OutboxMessage {
+	out := n.user(o, n.printer(o.TelegramUserID).T("ServerGone", "ID", o.ID, "IP", html.EscapeString(o.IPAddress)))
+	return append(out, n.admin(n.printer(0).T("ServerGoneAdmin", "ID", o.ID, "Instance", html.EscapeString(o.InstanceID)))...)
+}
+
 // billingAutoRenew answers /autorenew.
 func (n notes) billingAutoRenew(o store.Order) string {
 	p := n.printer(o.TelegramUserID)

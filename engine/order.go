@@ -253,7 +253,13 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Ord
 	}
 	lister, ok := prov.(cloud.Lister)
 	if o.SettleUntil.IsZero() || !ok {
-		return prov.FindByLabel(ctx, label)
+		in, found, err := prov.FindByLabel(ctx, label)
+		if found && madeBeforeOrder(in, *o) {
+			a.d.cfg.Logger.Warn("order: a server with the order's label was made before the order; not adopted",
+				"order", a.id, "provider", o.Provider, "instance", in.ID, "created", in.Created)
+			return cloud.Instance{}, false, err
+		}
+		return in, found, err
 	}
 	all, err := lister.List(ctx, label)
 	if err != nil {
@@ -261,7 +267,7 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Ord
 	}
 	var mine []cloud.Instance
 	for _, in := range all {
-		if in.Label == label {
+		if in.Label == label && !madeBeforeOrder(in, *o) {
 			mine = append(mine, in)
 		}
 	}
@@ -279,6 +285,25 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Ord
 		a.d.cfg.Logger.Warn("order: deleted a duplicate server", "order", a.id, "provider", o.Provider, "instance", in.ID, "kept", mine[keep].ID)
 	}
 	return mine[keep], true, nil
+}
+
+// serverClockSkew is how far a provider's clock may run behind hangar's: a server made
+// more than this before its order was is not the order's.
+const serverClockSkew = time.Minute
+
+// madeBeforeOrder says in was made before o existed, so cannot be o's although it
+// carries o's label: order ids are handed out again after a restore from an older
+// backup, and another install on the same account numbers its orders the same way.
+// Adopted, the new order's user was given a stranger's server; as a duplicate, the
+// reconciler deleted it.
+func madeBeforeOrder(in cloud.Instance, o store.Order) bool {
+	return !in.Created.IsZero() && !o.CreatedAt.IsZero() && in.Created.Before(o.CreatedAt.Add(-serverClockSkew))
+}
+
+// lookupOnly says this attempt is the one past the retries that follows a last
+// attempt whose create went unanswered: it looks for that server and creates none.
+func (a *orderActor) lookupOnly(o *store.Order) bool {
+	return o.Attempts > a.d.cfg.Queue.MaxRetries+1
 }
 
 // mayHaveServer reports whether an earlier attempt of o may have created its server,
@@ -321,7 +346,8 @@ func (a *orderActor) provisionSafely(o *store.Order) (inst cloud.Instance, passw
 	return a.provision(o)
 }
 
-// planError marks order data no retry can fix (unknown plan or provider).
+// planError marks a failure no retry can fix: order data (an unknown plan or provider),
+// or a look-up-only attempt that found no server.
 type planError struct{ msg string }
 
 func (e *planError) Error() string { return e.msg }
@@ -348,8 +374,15 @@ func (a *orderActor) provision(o *store.Order) (cloud.Instance, string, error) {
 	if choosesRootPassword(prov) && found {
 		password = passwordUnknown
 	}
+	if !found && a.lookupOnly(o) {
+		return cloud.Instance{}, "", &planError{"no server was found after the last attempt's create went unanswered, and the retries are used up"}
+	}
 	if !found {
 		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan, SSHKeys: userSSHKeys(a.d.store, *o)}
+		if !o.CreatedAt.IsZero() {
+			req.NotBefore = o.CreatedAt.Add(-serverClockSkew)
+		}
+		req.Fresh = !mayHaveServer(*o)
 		switch {
 		case choosesRootPassword(prov):
 		case a.password != "":
@@ -371,10 +404,12 @@ func (a *orderActor) provision(o *store.Order) (cloud.Instance, string, error) {
 		}
 		password = inst.RootPassword // set only by providers that choose it (Vultr)
 	}
-	for inst.IPv4 == "" {
+	// Ready, not only addressed: Linode answers a create with the IP and "provisioning",
+	// and the user was told to log in to a server still being built.
+	for !inst.Ready() {
 		select {
 		case <-ctx.Done():
-			return cloud.Instance{}, "", fmt.Errorf("server %s has no IP address yet: %w", inst.ID, ctx.Err())
+			return cloud.Instance{}, "", fmt.Errorf("server %s is not up yet (status %q, address %q): %w", inst.ID, inst.Status, inst.IPv4, ctx.Err())
 		case <-time.After(a.d.cfg.Queue.PollInterval):
 		}
 		if inst, err = prov.Get(ctx, inst.ID); err != nil {
@@ -403,13 +438,17 @@ func (a *orderActor) fail(c *actor.Context, o *store.Order, cause error) {
 	reason := cause.Error()
 	var perm *planError
 	permanent := errors.As(cause, &perm) || cloud.IsPermanent(cause)
-	if !permanent && o.Attempts <= a.d.cfg.Queue.MaxRetries {
-		due := now.Add(a.d.cfg.Queue.Retry.Delay(o.Attempts))
+	var cu *createUnanswered
+	unanswered := errors.As(cause, &cu)
+	// A create that got no answer may have made the server. On the last attempt too:
+	// one more, after the settle time, only looks for it (see lookupOnly); failed at
+	// once, the order was refunded while its server ran, unbilled and unreported.
+	if !permanent && (o.Attempts <= a.d.cfg.Queue.MaxRetries || unanswered && o.Attempts == a.d.cfg.Queue.MaxRetries+1) {
+		due := retryAt(now, a.d.cfg.Queue.Retry, o.Attempts, cause)
 		// A create that got no answer may still be making the server: the retry waits
 		// for the provider's settle time and then keeps one of what it finds.
 		var settleUntil time.Time
-		var cu *createUnanswered
-		if errors.As(cause, &cu) {
+		if unanswered {
 			if d := providerSettle(a.d.providers[o.Provider]); d > 0 {
 				settleUntil = now.Add(d)
 				if settleUntil.After(due) {

@@ -147,6 +147,12 @@ func (a *opActor) record(c *actor.Context, op string, cause error) attemptFinish
 
 var errStaleRead = errors.New("the order changed since it was read")
 
+// serverGone says a power call found no server: the provider answered 404. (A delete
+// answered 404 is a delete done, which the providers report as success.)
+func serverGone(op string, cause error) bool {
+	return op != store.OpDelete && cloud.IsNotFound(cause)
+}
+
 // outcome is the change recording the attempt on the order read as seen.
 func (a *opActor) outcome(op string, cause error, permanent bool, now time.Time, seen store.Order, outcome, event *string) func(o *store.Order) error {
 	return func(o *store.Order) error {
@@ -176,9 +182,16 @@ func (a *opActor) outcome(op string, cause error, permanent bool, now time.Time,
 				o.Status = store.OrderTerminated
 				*event = "terminated"
 			}
+		case serverGone(op, cause):
+			// Deleted at the provider (from its console, by its abuse desk): nothing is
+			// left to power on or off, nor to bill. Dead-lettered, the order stayed and
+			// was renewed, every period, for a server that did not exist.
+			o.Op, o.OpAttempts, o.OpDue, o.LastError = "", 0, time.Time{}, cause.Error()
+			o.Status = store.OrderTerminated
+			*event = "server_gone"
 		case !permanent && o.OpAttempts < a.d.cfg.Queue.MaxRetries:
 			o.OpAttempts++
-			o.OpDue = now.Add(a.d.cfg.Queue.Retry.Delay(o.OpAttempts))
+			o.OpDue = retryAt(now, a.d.cfg.Queue.Retry, o.OpAttempts, cause)
 			o.LastError = cause.Error()
 			*outcome, *event = outcomeRetry, op+"_retry_scheduled"
 		default:
@@ -203,6 +216,8 @@ func (a *opActor) opNotes(o store.Order, op string, cause error, permanent bool)
 		return a.d.notes.billingTerminated(o)
 	case cause == nil:
 		return nil
+	case serverGone(op, cause):
+		return a.d.notes.serverGone(o)
 	case !permanent && o.OpAttempts < a.d.cfg.Queue.MaxRetries:
 		return nil
 	}

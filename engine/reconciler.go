@@ -207,6 +207,21 @@ func (r *reconciler) sortOut(rep *ReconcileReport, provider string, servers []cl
 				OrderID: id, OrderStatus: o.Status, Reason: reason}
 		}
 		o, err := r.d.store.GetOrder(id)
+		if err == nil && id != 0 {
+			// A server older than its order is not its: an orphan, never a duplicate.
+			own := group[:0:0]
+			for _, in := range group {
+				if madeBeforeOrder(in, o) {
+					rep.Orphans = append(rep.Orphans, r.orphan(provider, finding(in, o,
+						"made before its order: the label is reused (a restored backup, or another hangar on this account)")))
+					continue
+				}
+				own = append(own, in)
+			}
+			if group = own; len(group) == 0 {
+				continue
+			}
+		}
 		switch {
 		case id == 0 || errors.Is(err, store.ErrNotFound):
 			for _, in := range group {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/hangarhq/hangar/engine/cloud"
 )
 
 // RetryPolicy computes the wait before each retry: Base, then Base×Factor, … capped
@@ -44,4 +46,19 @@ func (p *RetryPolicy) setDefaults() {
 	if p.Cap <= 0 {
 		p.Cap = DefaultRetryPolicy.Cap
 	}
+}
+
+// maxProviderWait bounds how long a provider's Retry-After can hold a retry back.
+const maxProviderWait = time.Hour
+
+// retryAt is when the next attempt after a failure is due: the policy's wait, or the
+// provider's Retry-After (a 429 or 503) if it asks for longer. Retried at the policy's
+// pace alone, every retry of a rate-limited call landed inside the provider's window
+// and the order was dead-lettered for the pace, not for any fault.
+func retryAt(now time.Time, p RetryPolicy, attempts int, cause error) time.Time {
+	d := p.Delay(attempts)
+	if ra := min(cloud.RetryAfter(cause), maxProviderWait); ra > d {
+		d = ra
+	}
+	return now.Add(d)
 }

@@ -35,6 +35,14 @@ type CreateRequest struct {
 	Plan         string // provider plan id, e.g. "g6-nanode-1" or "vc2-1c-1gb"
 	Image        string // "" means the provider default (linode/debian12, Vultr os_id 2136 Debian 12)
 	RootPassword string // sent once, never stored or logged
+	// NotBefore, when set, is when the order was made (less the clocks' skew): a server
+	// already holding Label but made before it belongs to no request of this order (a
+	// label reused after a restore, or another install on the account), and is never
+	// adopted.
+	NotBefore time.Time
+	// Fresh says no earlier request of this order can have made a server (its first
+	// attempt): a server already holding Label is someone else's, never adopted.
+	Fresh bool
 	// SSHKeys are public keys (authorized_keys lines) installed for root: Linode takes
 	// them as authorized_keys, Vultr as ids of keys registered with its /v2/ssh-keys.
 	SSHKeys []string

@@ -86,6 +86,11 @@ func (l *Linode) Create(ctx context.Context, req CreateRequest) (Instance, error
 			return Instance{}, ferr
 		case !ok:
 			return Instance{}, cerr
+		case req.Fresh:
+			return Instance{}, fmt.Errorf("%w (the label belongs to server %s, which this order's first attempt did not make: not adopted)", cerr, found.ID)
+		case !req.NotBefore.IsZero() && !found.Created.IsZero() && found.Created.Before(req.NotBefore):
+			return Instance{}, fmt.Errorf("%w (the label belongs to server %s, made %s, before this order: not adopted)",
+				cerr, found.ID, found.Created.UTC().Format(time.RFC3339))
 		}
 		return found, nil
 	}
