@@ -221,10 +221,15 @@ func (s *Server) App() *fiber.App { return s.app }
 // are waited out rather than ending it, and connections over MaxConns are refused.
 func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(s.guard(ln)) }
 
+// maxOpsConns caps the private --metrics-addr listener's connections: a few scrapers
+// and health checks use it, and uncapped, idle connections there could take the
+// descriptors the public listener and the store need.
+const maxOpsConns = 32
+
 // ServeOps serves /metrics and the detailed /health on ln (the private --metrics-addr
 // listener) until Shutdown.
 func (s *Server) ServeOps(ln net.Listener) error {
-	return s.ops.Listener(connlimit.Wrap(ln, connlimit.Config{Name: "ops", Logger: s.cfg.Logger}))
+	return s.ops.Listener(connlimit.Wrap(ln, connlimit.Config{Name: "ops", Max: maxOpsConns, Logger: s.cfg.Logger}))
 }
 
 // Shutdown stops accepting, ends the event streams, and waits for the requests in

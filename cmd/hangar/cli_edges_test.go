@@ -167,3 +167,25 @@ func TestDLQActionFlagsAfterTheActionAreNotIgnored(t *testing.T) {
 		t.Fatalf("`hangar dlq purge --addr B` reached neither daemon and exited 0: %q", out.String())
 	}
 }
+
+// A terminal's hangup stops the daemon gracefully, as SIGTERM does: it exits 0 having
+// said it shut down, rather than dying at the signal's default action.
+func TestSIGHUPStopsGracefully(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real daemon")
+	}
+	d := startDaemon(t, t.TempDir())
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("after SIGHUP the daemon exited with %v; it said:\n%s", err, d.logs.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the daemon did not stop within 15 s of SIGHUP:\n%s", d.logs.String())
+	}
+}

@@ -113,7 +113,7 @@ func parseServeFlagsTo(args []string, out io.Writer, errOut ...io.Writer) (serve
 	f.Duration(&c.SSHHandshakeTimeout, "ssh-handshake-timeout", "HANGAR_SSH_HANDSHAKE_TIMEOUT", 10*time.Second, "an SSH connection that has not authenticated by then is closed")
 	f.Duration(&c.SSHIdleTimeout, "ssh-idle-timeout", "HANGAR_SSH_IDLE_TIMEOUT", 30*time.Minute, "an SSH console session with no traffic for this long is closed")
 	f.String(&c.MetricsAddr, "metrics-addr", "HANGAR_METRICS_ADDR", "", "a private listener for /metrics and the detailed /health (empty: /metrics on --http, detailed health at /admin/health only)")
-	f.Duration(&c.ShutdownTimeout, "shutdown-timeout", "HANGAR_SHUTDOWN_TIMEOUT", 5*time.Second, "on SIGTERM or SIGINT, the time to finish requests in flight, let provider calls record their state and exit")
+	f.Duration(&c.ShutdownTimeout, "shutdown-timeout", "HANGAR_SHUTDOWN_TIMEOUT", 5*time.Second, "on SIGTERM, SIGINT or SIGHUP, the time to finish requests in flight, let provider calls record their state and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: hangar serve [flags]\n\nRuns the daemon. Every flag is also an environment variable; flags win.\n\n")
 		fs.PrintDefaults()
@@ -228,7 +228,9 @@ func runServe(args []string) error {
 	}
 	log.Info("scheduler", "gomaxprocs", store.TuneProcs(), "cpus", runtime.NumCPU())
 	cfg.connBudget(raiseFileLimit(log))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a terminal's hangup ended the daemon like a crash (nothing
+	// acknowledged lost, but no graceful stop: a broadcast in flight repeated a message).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return serve(ctx, cfg, log)
 }
