@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -95,9 +96,16 @@ func classify(ctx context.Context, provider, op string, x *exchange, err error, 
 		return &Error{Op: op, Provider: provider, Err: fmt.Errorf("%w (%s)", context.Canceled, msg)}
 	}
 	status, retryAfter := x.last()
-	e := &Error{Op: op, Provider: provider, Status: status, Retryable: retryableStatus(status), Err: errors.New(msg)}
+	e := &Error{Op: op, Provider: provider, Status: status, Retryable: retryableStatus(status) || busy(status, msg), Err: errors.New(msg)}
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		e.RetryAfter = parseRetryAfter(retryAfter, time.Now())
 	}
 	return e
+}
+
+// busy recognises Linode's answer to an action on a server busy with another one (a
+// boot, a shutdown, a resize): 400 "Linode busy." It passes once the other action
+// ends, so it is retried, not dead-lettered as a bad request.
+func busy(status int, msg string) bool {
+	return status == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "busy")
 }

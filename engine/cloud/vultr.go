@@ -156,18 +156,25 @@ func parseVultrOS(image string) (int, error) {
 func (v *Vultr) FindByLabel(ctx context.Context, label string) (Instance, bool, error) {
 	cctx, x := withExchange(ctx)
 	opts := &govultr.ListOptions{Label: label, PerPage: 100}
+	var oldest Instance
+	found := false
 	for {
 		list, meta, _, err := v.client.Instance.List(cctx, opts)
 		if err != nil {
 			return Instance{}, false, classify(ctx, v.Name(), "find", x, err, v.red)
 		}
+		// Vultr's labels are not unique: of several, the oldest is the one kept (as
+		// Keeper keeps it), whatever order the list comes in.
 		for i := range list {
-			if list[i].Label == label {
-				return vultrInstance(&list[i]), true, nil
+			if list[i].Label != label {
+				continue
+			}
+			if in := vultrInstance(&list[i]); !found || in.Created.Before(oldest.Created) {
+				oldest, found = in, true
 			}
 		}
 		if meta == nil || meta.Links == nil || meta.Links.Next == "" {
-			return Instance{}, false, nil
+			return oldest, found, nil
 		}
 		opts.Cursor = meta.Links.Next
 	}

@@ -111,3 +111,22 @@ func TestVultrFindByLabelPrefersOldest(t *testing.T) {
 		t.Fatalf("FindByLabel = %+v, %v, %v; want %s", got, ok, err, first.ID)
 	}
 }
+
+// Of several servers with one label, FindByLabel answers the oldest, as its contract
+// says, whatever order Vultr lists them in.
+func TestVultrFindByLabelAnswersTheOldest(t *testing.T) {
+	p, fake := setupVultr(t)
+	first := fake.Seed("hangar-order-7", "icn", "vc2-1c-1gb")
+	second := fake.Seed("hangar-order-7", "icn", "vc2-1c-1gb")
+	fake.Store.Change(second.ID, func(in vultrfake.Instance) vultrfake.Instance {
+		in.Created = first.Created.Add(-time.Hour)
+		return in
+	})
+	in, ok, err := p.FindByLabel(t.Context(), "hangar-order-7")
+	if err != nil || !ok {
+		t.Fatalf("FindByLabel: %v, %v", ok, err)
+	}
+	if in.ID != second.ID {
+		t.Fatalf("FindByLabel answered %s, made at %v; the oldest is %s", in.ID, in.Created, second.ID)
+	}
+}
