@@ -80,8 +80,19 @@ func editDistance(a, b string) int {
 // usage to stdout, so that `hangar serve --help | less` shows it, and returns
 // flag.ErrHelp; mistakes go to stderr with the usage.
 func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	return parse(fs, args, stdout, stderr, true)
+}
+
+// parseTextArgs is parseArgs for a command whose arguments are free text (`hangar
+// telegram send TEXT...`): flags come before the text, and the text is kept whole,
+// even a word of it that names a flag.
+func parseTextArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	return parse(fs, args, stdout, stderr, false)
+}
+
+func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, anywhere bool) error {
 	for _, a := range args {
-		if a == "--" {
+		if a == "--" || !anywhere && !strings.HasPrefix(a, "-") {
 			break
 		}
 		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
@@ -91,6 +102,9 @@ func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	fs.SetOutput(stderr)
+	if !anywhere {
+		return fs.Parse(args)
+	}
 	return fs.Parse(flagsFirst(fs, args))
 }
 

@@ -81,3 +81,18 @@ func TestFlagsAfterArgumentsAreRead(t *testing.T) {
 		}
 	}
 }
+
+// A command of free text (`hangar telegram send TEXT...`) keeps its text whole, even a
+// word that names one of its flags; its flags come before the text.
+func TestTextArgumentsKeepWordsThatNameFlags(t *testing.T) {
+	fs := flag.NewFlagSet("send", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", "http://a", "")
+	from := fs.Int64("from", 0, "")
+	if err := parseTextArgs(fs, []string{"--from", "7", "set", "--addr", "first"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if *from != 7 || *addr != "http://a" || !slices.Equal(fs.Args(), []string{"set", "--addr", "first"}) {
+		t.Fatalf("from %d addr %q text %q", *from, *addr, fs.Args())
+	}
+}

@@ -64,7 +64,11 @@ func runTelegramOffline(cmd string, args []string) error {
 		fs.Int64Var(&chat, "chat", 0, "only messages to this chat")
 		fs.IntVar(&limit, "limit", 20, "at most this many messages, newest first")
 	}
-	if err := parseArgs(fs, args, os.Stdout, os.Stderr); err != nil {
+	parse := parseArgs
+	if cmd == "send" {
+		parse = parseTextArgs
+	}
+	if err := parse(fs, args, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
