@@ -64,6 +64,7 @@ type BillingStore interface {
 	UpdateOrderNotify(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, []store.OutboxMessage, error)
 	OrdersWithStatus(status string, fn func(store.Order) error) error
 	GetBalance(user int64) (store.Balance, error)
+	UserOrders(user int64, limit int) ([]store.Order, error)
 }
 
 // Messages the billing actor understands.
@@ -122,10 +123,20 @@ type billingActor struct {
 	due   readyHeap
 	next  map[int64]time.Time
 	ticks []actor.SendRepeater
+	// checked holds, per order, the reminders of its current period found not needed
+	// (the balance covered the renewal): not looked at again until the next one.
+	checked map[int64]checkedReminders
+}
+
+type checkedReminders struct {
+	until time.Time // the period they belong to (PaidUntil)
+	n     int
 }
 
 func newBillingActor(d billingDeps) actor.Producer {
-	return func() actor.Receiver { return &billingActor{d: d, next: map[int64]time.Time{}} }
+	return func() actor.Receiver {
+		return &billingActor{d: d, next: map[int64]time.Time{}, checked: map[int64]checkedReminders{}}
+	}
 }
 
 func (b *billingActor) Receive(c *actor.Context) {
@@ -171,6 +182,7 @@ func (b *billingActor) rescan() {
 func (b *billingActor) schedule(o store.Order, now time.Time) {
 	if o.Status != store.OrderActive || o.Op == store.OpDelete || o.Terminating {
 		delete(b.next, o.ID)
+		delete(b.checked, o.ID)
 		return
 	}
 	at := b.nextDue(o, now)
@@ -197,7 +209,17 @@ func (b *billingActor) nextDue(o store.Order, now time.Time) time.Time {
 	if o.PaidUntil.IsZero() || (o.PoweredOff && o.Op == "") {
 		return now
 	}
-	if k := b.remindersDue(o, now); !o.AutoRenewOff && k < len(b.d.cfg.Billing.Remind) {
+	k := b.remindersDue(o, now)
+	handled := o.Reminded
+	if c := b.checked[o.ID]; c.until.Equal(o.PaidUntil) {
+		handled = max(handled, c.n)
+	}
+	if !o.AutoRenewOff && handled < k && now.Before(o.PaidUntil) {
+		// A reminder came due unsent: while the daemon was down, or before a rescan
+		// rebuilt the due times. Rebuilt from the next one not yet due, it was lost.
+		return now
+	}
+	if !o.AutoRenewOff && k < len(b.d.cfg.Billing.Remind) {
 		if at := o.PaidUntil.Add(-b.d.cfg.Billing.Remind[k]); at.Before(o.PaidUntil) {
 			return at
 		}
@@ -267,14 +289,43 @@ func (b *billingActor) remind(c *actor.Context, o store.Order, now time.Time) {
 		b.retryLater(o, err)
 		return
 	}
-	if bal.Available >= o.PricePaid {
+	// What the balance has left for this renewal once the user's renewals due before
+	// it are paid: two servers ending together on a balance for one each compared
+	// the whole balance with their own price, neither reminded, and one was suspended
+	// without a warning.
+	left := bal.Available - b.renewalsBefore(o)
+	if left >= o.PricePaid {
+		b.checked[o.ID] = checkedReminders{until: o.PaidUntil, n: k}
 		b.schedule(o, now)
 		return
 	}
 	b.commit(c, o, now, "reminded", func(o *store.Order) error {
 		o.Reminded = k
 		return nil
-	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingReminder(o, bal.Available) })
+	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingReminder(o, max(left, 0)) })
+}
+
+// renewalsBefore is what the renewals of the user's other servers due before o's (at
+// the same time: those of lower id, the order renewals run in) will take from the
+// balance.
+func (b *billingActor) renewalsBefore(o store.Order) int64 {
+	if o.TelegramUserID == 0 {
+		return 0
+	}
+	orders, err := b.d.store.UserOrders(o.TelegramUserID, 1000)
+	if err != nil {
+		b.d.cfg.Logger.Warn("billing: cannot read the user's other servers for a reminder; counting this one alone", "order", o.ID, "err", err)
+		return 0
+	}
+	var sum int64
+	for _, x := range orders {
+		switch {
+		case x.ID == o.ID, x.UserID != o.UserID, x.Status != store.OrderActive, x.AutoRenewOff, x.Terminating, x.Op == store.OpDelete:
+		case x.PaidUntil.Before(o.PaidUntil), x.PaidUntil.Equal(o.PaidUntil) && x.ID < o.ID:
+			sum += x.PricePaid
+		}
+	}
+	return sum
 }
 
 // renewOrSuspend pays the next period from the balance, or suspends the server when
@@ -293,7 +344,14 @@ func (b *billingActor) renewOrSuspend(c *actor.Context, o store.Order, now time.
 	grace := b.d.cfg.Billing.Grace
 	b.commit(c, o, now, "suspended", func(o *store.Order) error {
 		o.Status = store.OrderSuspended
-		o.GraceUntil = o.PaidUntil.Add(grace)
+		// From the suspension, not the period's end: after a downtime or a clock jump
+		// past end + grace, the server was suspended and deleted in one tick, and the
+		// user told a deadline already gone.
+		from := o.PaidUntil
+		if now.After(from) {
+			from = now
+		}
+		o.GraceUntil = from.Add(grace)
 		o.QueueOp(store.OpPowerOff, now)
 		return nil
 	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingSuspended(o, bal.Available) })

@@ -60,6 +60,8 @@ func (s *watchStore) OrdersWithStatus(status string, _ func(store.Order) error) 
 
 func (s *watchStore) GetBalance(int64) (store.Balance, error) { return store.Balance{}, nil }
 
+func (s *watchStore) UserOrders(int64, int) ([]store.Order, error) { return nil, nil }
+
 func (s *watchStore) state() ([]int64, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -129,13 +131,16 @@ func TestBillingScheduleCountsFromTheDecision(t *testing.T) {
 		Billing: store.Billing{Period: 2, PaidUntil: periodEnd.Add(time.Hour)}}
 	remind := []time.Duration{20 * time.Minute, 5 * time.Minute}
 	cases := []struct {
-		name    string
-		decided time.Time
-		want    time.Time
+		name     string
+		reminded int
+		decided  time.Time
+		want     time.Time
 	}{
-		{"decided at the period's end", periodEnd, renewed.PaidUntil.Add(-20 * time.Minute)},
-		{"decided after the first reminder's time", renewed.PaidUntil.Add(-19 * time.Minute), renewed.PaidUntil.Add(-5 * time.Minute)},
-		{"decided after both reminders' times", renewed.PaidUntil.Add(-time.Minute), renewed.PaidUntil},
+		{"decided at the period's end", 0, periodEnd, renewed.PaidUntil.Add(-20 * time.Minute)},
+		// An unsent reminder whose time has passed is looked at at once, not skipped.
+		{"decided after the first reminder's time, unsent", 0, renewed.PaidUntil.Add(-19 * time.Minute), renewed.PaidUntil.Add(-19 * time.Minute)},
+		{"decided after the first reminder's time, sent", 1, renewed.PaidUntil.Add(-19 * time.Minute), renewed.PaidUntil.Add(-5 * time.Minute)},
+		{"decided after both reminders' times, both sent", 2, renewed.PaidUntil.Add(-time.Minute), renewed.PaidUntil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,7 +149,9 @@ func TestBillingScheduleCountsFromTheDecision(t *testing.T) {
 			cfg := Config{Clock: clock, Billing: BillingConfig{Period: time.Hour, Remind: remind}}
 			cfg.Billing.setDefaults()
 			b := &billingActor{d: billingDeps{cfg: cfg}, next: map[int64]time.Time{}}
-			b.schedule(renewed, tc.decided)
+			o := renewed
+			o.Reminded = tc.reminded
+			b.schedule(o, tc.decided)
 			if got := b.next[renewed.ID]; !got.Equal(tc.want) {
 				t.Fatalf("next due %v, want %v", got, tc.want)
 			}

@@ -29,7 +29,7 @@ func (s *Server) resetRateLimit(c *fiber.Ctx) error {
 type Balances interface {
 	Deposit(user, amount int64) (store.Balance, error)
 	GetBalance(user int64) (store.Balance, error)
-	Ledger(user int64, limit int) ([]store.LedgerEntry, error)
+	LedgerTail(user int64, limit int) ([]store.LedgerEntry, error)
 }
 
 // maxDeposit keeps a typo from minting absurd balances.
@@ -67,7 +67,7 @@ func (s *Server) balance(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ledger, err := s.deps.Balances.Ledger(user, 1000)
+	ledger, err := s.deps.Balances.LedgerTail(user, 1000)
 	if err != nil {
 		return err
 	}

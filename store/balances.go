@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -143,6 +144,25 @@ func (s *Store) Ledger(user int64, limit int) ([]LedgerEntry, error) {
 			return len(out) < limit, nil
 		})
 	})
+	return out, err
+}
+
+// LedgerTail returns the newest limit entries of a user's ledger, oldest first: what
+// an operator looking at the user wants (Ledger stopped at the oldest limit, so past
+// it the newest deposit was missing while the balance above the list held it).
+func (s *Store) LedgerTail(user int64, limit int) ([]LedgerEntry, error) {
+	var out []LedgerEntry
+	err := s.view(func(txn *tx) error {
+		return scanPrefix(txn, ledgerPrefix(user), true, func(_, val []byte) (bool, error) {
+			var e LedgerEntry
+			if err := decodeRecord(val, &e); err != nil {
+				return false, err
+			}
+			out = append(out, e)
+			return len(out) < limit, nil
+		})
+	})
+	slices.Reverse(out)
 	return out, err
 }
 

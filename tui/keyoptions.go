@@ -25,7 +25,10 @@ func keyOptionsAllow(options []string, remote net.Addr, now time.Time) error {
 			value = strings.Trim(value, `"`)
 		}
 		switch name {
-		case "restrict", "no-port-forwarding", "no-agent-forwarding", "no-x11-forwarding", "no-user-rc":
+		case "restrict", "no-port-forwarding", "no-agent-forwarding", "no-x11-forwarding", "no-user-rc",
+			"pty", "port-forwarding", "agent-forwarding", "x11-forwarding", "user-rc", "no-touch-required":
+			// Restrictions of what the console never offers, and their undoing after
+			// restrict: the console is a terminal and nothing else.
 		case "from":
 			if err := fromAllows(value, remote); err != nil {
 				return err
@@ -81,8 +84,13 @@ func patternMatches(pat string, ip netip.Addr) bool {
 	return err == nil && ok
 }
 
-// parseExpiry reads YYYYMMDD[HHMM[SS]] in the server's local time, as sshd does.
+// parseExpiry reads YYYYMMDD[HHMM[SS]] in the server's local time, or in UTC with a
+// trailing Z, as sshd does.
 func parseExpiry(v string) (time.Time, error) {
+	loc := time.Local
+	if u, ok := strings.CutSuffix(v, "Z"); ok {
+		v, loc = u, time.UTC
+	}
 	if _, err := strconv.ParseUint(v, 10, 64); err != nil {
 		return time.Time{}, fmt.Errorf("not YYYYMMDD[HHMM[SS]]")
 	}
@@ -91,5 +99,5 @@ func parseExpiry(v string) (time.Time, error) {
 	if !ok {
 		return time.Time{}, fmt.Errorf("not YYYYMMDD[HHMM[SS]]")
 	}
-	return time.ParseInLocation(layout, v, time.Local)
+	return time.ParseInLocation(layout, v, loc)
 }

@@ -408,7 +408,7 @@ func TestTerminateConfirmed(t *testing.T) {
 	}
 }
 
-// TestTerminateRefusedForInactive: only an active order has a server; for any other
+// TestTerminateRefusedForInactive: only an active or suspended order has a server; for any other
 // the console says why and asks the daemon nothing.
 func TestTerminateRefusedForInactive(t *testing.T) {
 	tests := []struct {
@@ -416,10 +416,10 @@ func TestTerminateRefusedForInactive(t *testing.T) {
 		keys []string
 		want string
 	}{
-		{"pending", []string{"T"}, "order #45 is pending: only an active order has a server to terminate"},
-		{"provisioning", []string{"down", "T"}, "order #44 is provisioning: only an active order"},
-		{"failed in detail", []string{"down", "down", "down", "enter", "T"}, "order #42 is failed: only an active order"},
-		{"cancelled", []string{"down", "down", "down", "down", "down", "T"}, "order #40 is cancelled: only an active order"},
+		{"pending", []string{"T"}, "order #45 is pending: only an active or suspended order has a server to terminate"},
+		{"provisioning", []string{"down", "T"}, "order #44 is provisioning: only an active or suspended order"},
+		{"failed in detail", []string{"down", "down", "down", "enter", "T"}, "order #42 is failed: only an active or suspended order"},
+		{"cancelled", []string{"down", "down", "down", "down", "down", "T"}, "order #40 is cancelled: only an active or suspended order"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -120,7 +120,7 @@ func (c *Client) CancelOrder(ctx context.Context, id int64) (api.Order, error) {
 // provider up to 30 s to delete the server before it answers.
 const terminateTimeout = 40 * time.Second
 
-// TerminateOrder asks the daemon to delete an active order's server. It waits longer
+// TerminateOrder asks the daemon to delete an active or suspended order's server. It waits longer
 // than the other calls (see terminateTimeout): giving up early would report a failure
 // for a server the daemon is still deleting.
 func (c *Client) TerminateOrder(ctx context.Context, id int64) (api.Order, error) {

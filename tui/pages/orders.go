@@ -194,6 +194,15 @@ func (v *orders) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// fetchDetail reads one order whole for the detail pane.
+func (v *orders) fetchDetail(id int64) tea.Cmd {
+	d, ctx := v.c.D, v.c.Ctx
+	return func() tea.Msg {
+		full, err := d.Order(ctx, id)
+		return orderDetailMsg{order: full, err: err}
+	}
+}
+
 // patch shows o, as the daemon just answered it, in its row and the detail pane until
 // the re-read comes back. An order that left the status being filtered leaves the list.
 func (v *orders) patch(o api.Order) {
@@ -224,12 +233,18 @@ func (v *orders) onOtherPage(id int64) bool {
 // into the status being filtered) marks the list stale for a re-read, at most once a
 // second however many events arrive.
 func (v *orders) applyEvents(evs common.EventBatchMsg) tea.Cmd {
-	changed := false
+	changed, detailEvent := false, false
 	for _, ev := range evs {
 		if ev.Type != api.EventOrder {
 			continue
 		}
 		e := ev.Order
+		if v.detail != nil && v.detail.OrderID == e.OrderID {
+			v.detail.History = append(v.detail.History, api.HistoryEntry{At: e.At, Event: e.Event, Status: e.Status, Attempt: e.Attempt, Error: e.Error})
+			v.detail.Status = e.Status
+			v.setDetail()
+			detailEvent = true
+		}
 		i := slices.IndexFunc(v.all, func(o api.Order) bool { return o.OrderID == e.OrderID })
 		if i < 0 && v.onOtherPage(e.OrderID) {
 			continue // a newer page's order, or an older one's: not on screen either way
@@ -246,19 +261,21 @@ func (v *orders) applyEvents(evs common.EventBatchMsg) tea.Cmd {
 			o.ErrorMessage = &msg
 		}
 		changed = true
-		if v.detail != nil && v.detail.OrderID == e.OrderID {
-			v.detail.History = append(v.detail.History, api.HistoryEntry{At: e.At, Event: e.Event, Status: e.Status, Attempt: e.Attempt, Error: e.Error})
-			v.detail.Status = e.Status
-			v.setDetail()
-		}
 	}
 	if changed {
 		v.rebuild()
 	}
-	if v.stale && v.c.Now().Sub(v.lastLoad) >= time.Second {
-		return v.Refresh()
+	var refetch tea.Cmd
+	if detailEvent {
+		// An event carries the status and the step, not what the step changed (a
+		// suspension's grace and power, a renewal's period): the pane reads the order
+		// again, or it kept the period and times from when it was opened.
+		refetch = v.fetchDetail(v.detail.OrderID)
 	}
-	return nil
+	if v.stale && v.c.Now().Sub(v.lastLoad) >= time.Second {
+		return tea.Batch(refetch, v.Refresh())
+	}
+	return refetch
 }
 
 func (v *orders) rebuild() {
@@ -295,11 +312,7 @@ func (v *orders) HandleKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		v.openDetail(o)
-		d, ctx := v.c.D, v.c.Ctx
-		return func() tea.Msg {
-			full, err := d.Order(ctx, o.OrderID)
-			return orderDetailMsg{order: full, err: err}
-		}
+		return v.fetchDetail(o.OrderID)
 	case key.Matches(msg, km.Status):
 		// Cursors cut for one status mean nothing for another: start from the newest.
 		v.statusIx = (v.statusIx + 1) % (len(api.Statuses) + 1)
@@ -371,8 +384,8 @@ func (v *orders) terminate(o api.Order) tea.Cmd {
 	switch {
 	case v.terminating[o.OrderID]:
 		return common.Notice(false, "order #%d is already being terminated", o.OrderID)
-	case o.Status != "active":
-		return common.Notice(true, "order #%d is %s: only an active order has a server to terminate", o.OrderID, o.Status)
+	case o.Status != "active" && o.Status != "suspended":
+		return common.Notice(true, "order #%d is %s: only an active or suspended order has a server to terminate", o.OrderID, o.Status)
 	}
 	server := "its server"
 	if ip := components.Deref(o.IPAddress); ip != "" {
@@ -396,7 +409,12 @@ func (v *orders) terminate(o api.Order) tea.Cmd {
 					}
 					return common.ActionDoneMsg{Err: common.WrapAction(err, "terminate order #%d", id), OrderID: id}
 				}
-				return common.ActionDoneMsg{Text: fmt.Sprintf("order #%d terminated, its server deleted", id), OrderID: id, Order: &done}
+				text := fmt.Sprintf("order #%d terminated, its server deleted", id)
+				if done.Status != "terminated" {
+					// A suspended server's deletion is queued behind its power call.
+					text = fmt.Sprintf("order #%d: the deletion of its server is queued (%s)", id, done.Status)
+				}
+				return common.ActionDoneMsg{Text: text, OrderID: id, Order: &done}
 			}),
 		}
 	}
