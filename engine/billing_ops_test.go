@@ -98,7 +98,11 @@ func TestSuspensionRetriesProviderCalls(t *testing.T) {
 	advanceUntil(t, env, "the server on again", func() bool { return !offAtLinode(fake) && fake.Count() == 1 })
 	o = waitOrder(t, env, id, "resumed", func(o store.Order) bool { return o.Status == store.OrderActive && !o.PoweredOff && o.Op == "" })
 
-	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()) + billing.Grace)
+	// The grace runs from the suspension: suspended at the period's end, then deleted
+	// a grace later.
+	env.Clock.Advance(o.PaidUntil.Sub(env.Clock.Now()))
+	waitOrder(t, env, id, "suspended again", func(o store.Order) bool { return o.Status == store.OrderSuspended })
+	env.Clock.Advance(billing.Grace)
 	advanceUntil(t, env, "deleted at Linode", func() bool { return fake.Count() == 0 })
 	env.WaitStatus(t, id, store.OrderTerminated, 10*time.Second)
 	var paths []string

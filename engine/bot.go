@@ -8,7 +8,9 @@ import (
 	"html"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/go-telegram/bot/models"
 
@@ -23,6 +25,7 @@ type BotStore interface {
 	PutQuote(q store.Quote) error
 	GetQuote(nonce string) (store.Quote, error)
 	TakeQuote(nonce string) (store.Quote, error)
+	ReturnQuote(q store.Quote) error
 	GetBalance(user int64) (store.Balance, error)
 	CreateOrder(o store.Order, limit store.OrderLimit, notes ...store.OutboxMessage) (store.Order, error)
 	GetOrder(id int64) (store.Order, error)
@@ -53,6 +56,17 @@ type bot struct {
 	pay        PaymentStore
 	starsRate  int64
 	payMetrics *paymentMetrics
+	// username is the bot's own, once getMe answered (nil until then): a command
+	// addressed to another bot ("/balance@other_bot" in a group, where every bot that
+	// sees all messages gets it) is left to that bot.
+	username atomic.Pointer[string]
+}
+
+// forAnotherBot says cmd was addressed (@name) to a bot other than this one. Until
+// the bot knows its name, every command is taken as its own.
+func (b *bot) forAnotherBot(addressee string) bool {
+	me := b.username.Load()
+	return addressee != "" && me != nil && *me != "" && !strings.EqualFold(addressee, *me)
 }
 
 // botOutcome is what handling one update produced: replies to queue with the update's
@@ -105,7 +119,10 @@ func (b *bot) handle(u *tgUpdate, lang *store.UserLanguage) botOutcome {
 }
 
 func (b *bot) command(m *tgMessage, out *botOutcome) {
-	cmd, args := splitCommand(m.Text)
+	cmd, addressee, args := splitCommand(m.Text)
+	if b.forAnotherBot(addressee) {
+		return
+	}
 	chat, user := m.Chat.ID, m.From.ID
 	switch cmd {
 	case "/start":
@@ -144,7 +161,11 @@ func (b *bot) command(m *tgMessage, out *botOutcome) {
 	case "/autorenew":
 		b.autoRenew(chat, user, args, out)
 	case "":
-		out.sayT(chat, "OnlyCommands")
+		// Only in a private chat: in a group the bot also gets service messages (joins,
+		// pins) and, without privacy mode, every message, none of them for it.
+		if chat > 0 {
+			out.sayT(chat, "OnlyCommands")
+		}
 	default:
 		out.sayT(chat, "UnknownCommand", "Command", html.EscapeString(cmd))
 	}
@@ -175,6 +196,7 @@ func (b *bot) order(chat, user int64, args string, out *botOutcome) {
 		out.sayT(chat, "OrderUsage")
 		return
 	}
+	fields[0] = strings.ToLower(fields[0]) // plan ids are lower case: Sim-Nano can only mean sim-nano
 	plan, err := b.catalog.Lookup(fields[0], fields[1])
 	if err != nil {
 		known, _ := b.catalog.Get(fields[0])
@@ -250,6 +272,14 @@ func (b *bot) callback(cq *tgCallbackQuery, out *botOutcome) {
 		answer(out.p.T("PlanGone"))
 		return
 	}
+	if plan.Price != q.Price {
+		// The catalogue changed since the quote (a restart with new prices): the user
+		// agreed to the quoted price, not this one. Confirmed, the order was charged
+		// whatever the catalogue said now.
+		answer(out.p.T("PriceChangedShort"))
+		out.sayT(q.ChatID, "PriceChanged", "Plan", html.EscapeString(plan.Name), "Quoted", out.p.Money(q.Price), "Price", out.p.Money(plan.Price))
+		return
+	}
 	o, err := b.store.CreateOrder(newOrder(plan, OrderRequest{
 		UserID: user, TelegramUserID: user, ChatID: q.ChatID, SpecID: plan.SpecID, Region: q.Region,
 	}), b.limit)
@@ -264,6 +294,11 @@ func (b *bot) callback(cq *tgCallbackQuery, out *botOutcome) {
 		out.sayT(q.ChatID, "TooManyOrders", "Max", b.limit.Max, "Window", b.limit.Window)
 		return
 	case err != nil:
+		// Nothing was ordered: the quote goes back, so that "try again" can be done
+		// with the same button.
+		// If the store cannot take it back either, the button says it expired, and
+		// /order makes a new one.
+		_ = b.store.ReturnQuote(q)
 		answer(out.p.T("ButtonRetry"))
 		out.sayT(q.ChatID, "OrderNotTaken")
 		return
@@ -461,14 +496,20 @@ func htmlMessage(chatID int64, text string) store.OutboxMessage {
 }
 
 // splitCommand returns the command word ("/start", without any @botname) and the rest.
-func splitCommand(text string) (cmd, args string) {
+func splitCommand(text string) (cmd, addressee, args string) {
 	text = strings.TrimSpace(text)
 	if !strings.HasPrefix(text, "/") {
-		return "", text
+		return "", "", text
 	}
-	cmd, args, _ = strings.Cut(text, " ")
-	cmd, _, _ = strings.Cut(cmd, "@")
-	return strings.ToLower(cmd), strings.TrimSpace(args)
+	// Any white space ends the command: arguments pasted on the next line (an SSH
+	// key) or after a tab are arguments.
+	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+		cmd, args = text[:i], text[i+1:]
+	} else {
+		cmd = text
+	}
+	cmd, addressee, _ = strings.Cut(cmd, "@")
+	return strings.ToLower(cmd), addressee, strings.TrimSpace(args)
 }
 
 func chatID(u *tgUpdate) int64 {

@@ -161,9 +161,12 @@ func (c *Config) setDefaults() {
 
 // Engine runs hangar's actors.
 type Engine struct {
-	cfg        Config
-	store      Store
-	sender     Sender
+	cfg    Config
+	store  Store
+	sender Sender
+	// namer is the sender as given, before the broadcaster's meter wraps it: the one
+	// that can ask getMe.
+	namer      botNamer
 	metrics    *metrics
 	queue      *queueMetrics
 	actors     *actor.Engine
@@ -214,7 +217,8 @@ func New(cfg Config, st Store, sender Sender) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{cfg: cfg, store: st, sender: sender, metrics: newMetrics(cfg.Registry),
+	namer, _ := sender.(botNamer)
+	e := &Engine{cfg: cfg, store: st, sender: sender, namer: namer, metrics: newMetrics(cfg.Registry),
 		queue: newQueueMetrics(cfg.Registry), actors: ae, ctx: ctx, cancel: cancel,
 		users: newUserDirectory(), halted: make(chan struct{})}
 	e.bot = &bot{store: st, catalog: cfg.Catalog, limit: cfg.Queue.OrderLimit, clock: cfg.Clock,
@@ -242,6 +246,7 @@ func (e *Engine) Start() error {
 	} else if r.pending+r.resumed > 0 {
 		e.cfg.Logger.Info("queue recovered", "pending", r.pending, "resumed_provisioning", r.resumed)
 	}
+	e.learnBotName()
 	e.router = e.actors.Spawn(newUpdateRouter(e.routerDeps()), "updates", actor.WithID("router"))
 	res, err = e.actors.Request(e.router, recoverInbox{}, time.Minute).Result()
 	if err != nil {
@@ -254,6 +259,47 @@ func (e *Engine) Start() error {
 	e.startBilling()
 	e.started.Store(true)
 	return nil
+}
+
+// botNamer is a sender that can say the bot's own username (getMe).
+type botNamer interface {
+	Username(ctx context.Context) (string, error)
+}
+
+// learnBotName asks Telegram for the bot's username, for a few seconds before the
+// updates flow; if Telegram does not answer then, it keeps asking in the background
+// (every command is taken as the bot's own meanwhile, as before it knew).
+func (e *Engine) learnBotName() {
+	n := e.namer
+	if n == nil || !e.sender.Enabled() {
+		return
+	}
+	ask := func(timeout time.Duration) bool {
+		ctx, cancel := context.WithTimeout(e.ctx, timeout)
+		defer cancel()
+		name, err := n.Username(ctx)
+		if err != nil || name == "" {
+			return false
+		}
+		e.bot.username.Store(&name)
+		return true
+	}
+	if ask(3 * time.Second) {
+		return
+	}
+	e.cfg.Logger.Warn("telegram getMe did not answer; commands addressed @another_bot are answered until it does")
+	go func() {
+		for {
+			select {
+			case <-e.ctx.Done():
+				return
+			case <-time.After(30 * time.Second):
+			}
+			if ask(10 * time.Second) {
+				return
+			}
+		}
+	}()
 }
 
 // StopStarting is a shutdown's first step, taken as soon as the signal arrives: no

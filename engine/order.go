@@ -252,7 +252,7 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Ord
 		return cloud.Instance{}, false, nil
 	}
 	lister, ok := prov.(cloud.Lister)
-	if o.SettleUntil.IsZero() || !ok {
+	if !ok {
 		in, found, err := prov.FindByLabel(ctx, label)
 		if found && madeBeforeOrder(in, *o) {
 			a.d.cfg.Logger.Warn("order: a server with the order's label was made before the order; not adopted",
@@ -261,6 +261,8 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Ord
 		}
 		return in, found, err
 	}
+	// Listed, not found by label: where labels are not unique (Vultr) the oldest
+	// holder may be another install's server, and the order's own one is beside it.
 	all, err := lister.List(ctx, label)
 	if err != nil {
 		return cloud.Instance{}, false, err
@@ -275,6 +277,11 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Ord
 		return cloud.Instance{}, false, nil
 	}
 	keep := cloud.Keeper(mine, "")
+	if o.SettleUntil.IsZero() {
+		// Duplicates are deleted only after an unanswered create's settle time, when
+		// they are known to be this order's; otherwise the reconciler reports them.
+		return mine[keep], true, nil
+	}
 	for i, in := range mine {
 		if i == keep {
 			continue
@@ -289,7 +296,7 @@ func (a *orderActor) findServer(ctx context.Context, prov Provider, o *store.Ord
 
 // serverClockSkew is how far a provider's clock may run behind hangar's: a server made
 // more than this before its order was is not the order's.
-const serverClockSkew = time.Minute
+const serverClockSkew = 10 * time.Minute
 
 // madeBeforeOrder says in was made before o existed, so cannot be o's although it
 // carries o's label: order ids are handed out again after a restore from an older
@@ -346,8 +353,7 @@ func (a *orderActor) provisionSafely(o *store.Order) (inst cloud.Instance, passw
 	return a.provision(o)
 }
 
-// planError marks a failure no retry can fix: order data (an unknown plan or provider),
-// or a look-up-only attempt that found no server.
+// planError marks order data no retry can fix (unknown plan or provider).
 type planError struct{ msg string }
 
 func (e *planError) Error() string { return e.msg }
@@ -375,7 +381,9 @@ func (a *orderActor) provision(o *store.Order) (cloud.Instance, string, error) {
 		password = passwordUnknown
 	}
 	if !found && a.lookupOnly(o) {
-		return cloud.Instance{}, "", &planError{"no server was found after the last attempt's create went unanswered, and the retries are used up"}
+		// Not a planError: the order is dead-lettered as one whose retries ran out,
+		// not told that its plan can never be had.
+		return cloud.Instance{}, "", errors.New("no server was found after the last attempt's create went unanswered, and the retries are used up")
 	}
 	if !found {
 		req := cloud.CreateRequest{Label: label, Region: o.Region, Plan: plan.Plan, SSHKeys: userSSHKeys(a.d.store, *o)}

@@ -166,6 +166,12 @@ func (v *Vault) since() (time.Time, error) {
 		fallback = t
 	}
 	since, err := v.st.VaultSince(fallback)
+	if errors.Is(err, store.ErrInsufficientStorage) {
+		// Below the free-space floor the store takes no writes, and a start must
+		// still serve reads: this run goes by the fallback, and a later start with
+		// room records it.
+		return fallback, nil
+	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("vault: %w", err)
 	}

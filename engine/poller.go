@@ -87,14 +87,16 @@ func (p *Poller) Run(ctx context.Context) error {
 				// update came.
 				id := updateIDOf(raw)
 				p.log.Warn("skipping an update that does not parse", "update_id", id, "err", err)
-				if id >= next {
+				if id > 0 {
 					next = id + 1
 				}
 				continue
 			}
-			if h.ID < next {
-				continue // confirmed already
-			}
+			// Every update returned is handed on and confirmed past, even one numbered
+			// below the offset: after a week without updates Telegram may number them
+			// again from lower, and returns them whatever the offset. Skipped as
+			// "confirmed already", they were fetched again at once, for ever, and the bot
+			// went deaf. A repeat is dropped by the update_id's seen-marker.
 			if !p.accept(ctx, h, raw) {
 				return nil
 			}

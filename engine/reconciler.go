@@ -208,12 +208,15 @@ func (r *reconciler) sortOut(rep *ReconcileReport, provider string, servers []cl
 		}
 		o, err := r.d.store.GetOrder(id)
 		if err == nil && id != 0 {
-			// A server older than its order is not its: an orphan, never a duplicate.
+			// A server older than its order is not its: an orphan, never a duplicate,
+			// and only reported, even with DeleteOrphans: it may be another install's,
+			// or this one's seen through a clock that ran ahead. The server the order
+			// records is its own whatever the times say.
 			own := group[:0:0]
 			for _, in := range group {
-				if madeBeforeOrder(in, o) {
-					rep.Orphans = append(rep.Orphans, r.orphan(provider, finding(in, o,
-						"made before its order: the label is reused (a restored backup, or another hangar on this account)")))
+				if in.ID != o.InstanceID && madeBeforeOrder(in, o) {
+					rep.Orphans = append(rep.Orphans, finding(in, o,
+						"made before its order: the label is reused (a restored backup, or another hangar on this account); not deleted"))
 					continue
 				}
 				own = append(own, in)

@@ -27,6 +27,16 @@ func (s *Store) PutQuote(q Quote) error {
 	return s.update(func(txn *tx) error { return putRecord(txn, quoteKey(q.Nonce), q, QuoteTTL) })
 }
 
+// ReturnQuote puts back a quote taken for an order that could not be written, with its
+// first time, so that the button works again until the quote's own end.
+func (s *Store) ReturnQuote(q Quote) error {
+	left := QuoteTTL - s.now().Sub(q.CreatedAt)
+	if left <= 0 {
+		return nil
+	}
+	return s.update(func(txn *tx) error { return putRecord(txn, quoteKey(q.Nonce), q, left) })
+}
+
 // GetQuote reads a live quote.
 func (s *Store) GetQuote(nonce string) (Quote, error) {
 	var q Quote

@@ -239,7 +239,9 @@ func (s stallSigner) Sign(io.Reader, []byte) (*gossh.Signature, error) {
 // the connection stays until the idle timeout (30 min). A handful of such connections
 // fill --max-ssh-sessions and lock every operator out, with no key of theirs.
 func TestOfferingAListedKeyWithoutSigningKeepsTheHandshakeTimeout(t *testing.T) {
-	r := startEdgeSSH(t, func(c *tui.SSHConfig) { c.HandshakeTimeout = 300 * time.Millisecond })
+	r := startEdgeSSH(t, func(c *tui.SSHConfig) {
+		c.HandshakeTimeout, c.PassphraseGrace = 300*time.Millisecond, 500*time.Millisecond
+	})
 	conn, err := net.Dial("tcp", r.addr)
 	if err != nil {
 		t.Fatal(err)

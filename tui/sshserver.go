@@ -54,6 +54,9 @@ type SSHConfig struct {
 	// HandshakeTimeout closes a connection that has not authenticated by then (default
 	// 10 s): one that never finishes the handshake must not hold a descriptor for free.
 	HandshakeTimeout time.Duration
+	// PassphraseGrace is how long past HandshakeTimeout a connection that offered a
+	// listed key has to prove it, its owner typing the key's passphrase (default 2m).
+	PassphraseGrace time.Duration
 	// IdleTimeout closes an authenticated session with no traffic for this long
 	// (default 30 min).
 	IdleTimeout time.Duration
@@ -115,6 +118,9 @@ func NewSSHServer(cfg SSHConfig) (*SSHServer, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 30 * time.Minute
 	}
+	if cfg.PassphraseGrace <= 0 {
+		cfg.PassphraseGrace = 2 * time.Minute
+	}
 	s := &SSHServer{cfg: cfg, log: log.With("component", "ssh"), done: make(chan error, 1),
 		conns: connlimit.NewMetrics(cfg.Registry, "ssh")}
 	srv, err := wish.NewServer(
@@ -141,6 +147,9 @@ func NewSSHServer(cfg SSHConfig) (*SSHServer, error) {
 
 // ctxSessions counts a connection's open session channels.
 type ctxSessions struct{}
+
+// ctxKeyOffered marks a connection that offered a listed key (maybe not yet signed).
+type ctxKeyOffered struct{}
 
 // sessionChannel admits a session channel. It is the first point a connection has
 // proved its key: the key callback also answers bare queries ("would this key do?")
@@ -169,6 +178,9 @@ func (s *SSHServer) sessionChannel(srv *ssh.Server, conn *gossh.ServerConn, ch g
 // file refuses everyone rather than anyone.
 func (s *SSHServer) authorize(ctx ssh.Context, key ssh.PublicKey) bool {
 	if _, ok := s.identify(key, ctx.RemoteAddr()); ok {
+		if offered, ok := ctx.Value(ctxKeyOffered{}).(*atomic.Bool); ok {
+			offered.Store(true)
+		}
 		return true
 	}
 	s.log.Info("ssh console: unknown key refused", "user", ctx.User(), "remote", ctx.RemoteAddr().String(), "fingerprint", gossh.FingerprintSHA256(key))
@@ -237,16 +249,30 @@ func findKey(data []byte, key ssh.PublicKey) (comment string, options []string, 
 // limitHandshake closes the connection unless a key is accepted within the handshake
 // timeout. The idle timeout cannot do this: every byte of a slow handshake renews it.
 func (s *SSHServer) limitHandshake(ctx ssh.Context, conn net.Conn) net.Conn {
-	authed := new(atomic.Bool)
+	authed, offered := new(atomic.Bool), new(atomic.Bool)
 	ctx.SetValue(ctxAuthenticated{}, authed)
+	ctx.SetValue(ctxKeyOffered{}, offered)
 	ctx.SetValue(ctxSessions{}, new(atomic.Int32))
+	var timer atomic.Pointer[time.Timer] // read by the timer's own function
+	extended := false
 	t := time.AfterFunc(s.cfg.HandshakeTimeout, func() {
-		if !authed.Load() {
+		switch {
+		case authed.Load():
+		case offered.Load() && !extended:
+			// A listed key was offered and not yet proven: its owner may be typing the
+			// key's passphrase. Once more, for that long; a client that only offers a
+			// public key (anyone can) is closed then, not at the idle timeout.
+			extended = true
+			if t := timer.Load(); t != nil {
+				t.Reset(s.cfg.PassphraseGrace)
+			}
+		default:
 			s.log.Debug("ssh console: closing a connection that did not authenticate in time",
 				"remote", conn.RemoteAddr().String(), "timeout", s.cfg.HandshakeTimeout)
 			conn.Close()
 		}
 	})
+	timer.Store(t)
 	go func() {
 		<-ctx.Done() // the connection ended: the timer has nothing left to guard
 		t.Stop()

@@ -83,8 +83,7 @@ func TestServeStartsReadOnlyWithTheDiskBelowTheFloor(t *testing.T) {
 	}
 
 	d = rvStartNoHealth(t, dir, env...)
-	exited := make(chan error, 1)
-	go func() { exited <- d.cmd.Wait() }()
+	exited := d.exits(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
@@ -178,8 +177,7 @@ func TestSIGHUPStopsGracefully(t *testing.T) {
 	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- d.cmd.Wait() }()
+	done := d.exits(t)
 	select {
 	case err := <-done:
 		if err != nil {

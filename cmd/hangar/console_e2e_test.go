@@ -335,7 +335,7 @@ func TestConsoleTerminatesActiveOrder(t *testing.T) {
 
 	con.since()
 	con.keys("T")
-	con.wait(t, fmt.Sprintf(`order #%d is terminated: only an active order has a server to terminate`, id))
+	con.wait(t, fmt.Sprintf(`order #%d is terminated: only an active or suspended order has a server to terminate`, id))
 	con.finish(t)
 }
 

@@ -114,6 +114,19 @@ func startDaemon(t *testing.T, dataDir string, env ...string) *daemon {
 	}
 }
 
+// exits waits for the process in the background and answers how it exited. The one
+// Wait is made there; a cleanup, run before the kill's, ends and reaps the process,
+// so that the kill finds it done rather than waiting for it a second time.
+func (d *daemon) exits(t *testing.T) <-chan error {
+	exited, reaped := make(chan error, 1), make(chan struct{})
+	go func() { exited <- d.cmd.Wait(); close(reaped) }()
+	t.Cleanup(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGKILL)
+		<-reaped
+	})
+	return exited
+}
+
 // kill ends the process with SIGKILL: no shutdown hooks, no flush.
 func (d *daemon) kill() {
 	if d.cmd.ProcessState != nil {

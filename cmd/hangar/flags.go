@@ -105,7 +105,13 @@ func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, anywhere b
 	if !anywhere {
 		return fs.Parse(args)
 	}
-	return fs.Parse(flagsFirst(fs, args))
+	ordered, err := flagsFirst(fs, args)
+	if err != nil {
+		fmt.Fprintln(fs.Output(), err)
+		fs.Usage()
+		return err
+	}
+	return fs.Parse(ordered)
 }
 
 // flagsFirst moves fs's flags ahead of the positional arguments, so that a flag after
@@ -114,7 +120,7 @@ func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, anywhere b
 // address. After the first positional only names fs defines move (a message word
 // such as "-5" stays where it is); before it, an unknown flag stays a flag, for Parse
 // to refuse. Everything after "--" stays an argument.
-func flagsFirst(fs *flag.FlagSet, args []string) []string {
+func flagsFirst(fs *flag.FlagSet, args []string) ([]string, error) {
 	var flags, rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -139,12 +145,15 @@ func flagsFirst(fs *flag.FlagSet, args []string) []string {
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			continue
 		}
-		if i+1 < len(args) {
-			i++
-			flags = append(flags, args[i])
+		if i+1 >= len(args) {
+			// Left for Parse, it would take the "--" put before the arguments as the
+			// value: `hangar serve --data` ran on a data directory named "--".
+			return nil, fmt.Errorf("flag needs an argument: %s", a)
 		}
+		i++
+		flags = append(flags, args[i])
 	}
-	return append(append(flags, "--"), rest...)
+	return append(append(flags, "--"), rest...), nil
 }
 
 func (e *envFlags) usage(text, env string) string { return text + " (env " + env + ")" }

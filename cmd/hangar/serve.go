@@ -230,7 +230,11 @@ func runServe(args []string) error {
 	cfg.connBudget(raiseFileLimit(log))
 	// SIGHUP too: a terminal's hangup ended the daemon like a crash (nothing
 	// acknowledged lost, but no graceful stop: a broadcast in flight repeated a message).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	stopOn := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) { // started under nohup: it stays ignored
+		stopOn = append(stopOn, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopOn...)
 	defer stop()
 	return serve(ctx, cfg, log)
 }

@@ -48,7 +48,10 @@ func (c storageConfig) validate() error {
 }
 
 // backupPrefix names scheduled backups so that they sort by time.
-const backupPrefix = "hangar-"
+const (
+	backupPrefix = "hangar-"
+	backupStamp  = "20060102-150405" // UTC: the names sort as the times
+)
 
 // scheduleBackups writes a backup into cfg.BackupDir every cfg.BackupEvery until ctx
 // ends, keeping the newest cfg.BackupKeep.
@@ -81,7 +84,7 @@ func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", store.BackupInfo{}, err
 	}
-	path := filepath.Join(dir, backupPrefix+time.Now().UTC().Format("20060102-150405")+".backup")
+	path := filepath.Join(dir, backupPrefix+time.Now().UTC().Format(backupStamp)+".backup")
 	f, err := os.CreateTemp(dir, ".partial-*")
 	if err != nil {
 		return "", store.BackupInfo{}, err
@@ -115,7 +118,18 @@ func pruneBackups(dir string, keep int, written string, log *slog.Logger) {
 			backups = append(backups, n.Name())
 		}
 	}
-	slices.Sort(backups)
+	// Oldest first by name, except that a name later than now was written while the
+	// clock ran ahead, before every backup named by the clock since: those go first.
+	future := backupPrefix + time.Now().UTC().Add(time.Minute).Format(backupStamp)
+	slices.SortFunc(backups, func(a, b string) int {
+		if af, bf := a > future, b > future; af != bf {
+			if af {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	for len(backups) > max(keep-1, 0) {
 		if err := os.Remove(filepath.Join(dir, backups[0])); err != nil {
 			log.Warn("cannot delete an old backup", "file", backups[0], "err", err)

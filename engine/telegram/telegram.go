@@ -40,6 +40,16 @@ func New(token, baseURL string) (*Client, error) {
 	return &Client{bot: b, token: token}, nil
 }
 
+// Username is the bot's own @username (getMe), for telling commands addressed to it
+// from those for another bot in a group.
+func (c *Client) Username(ctx context.Context) (string, error) {
+	me, err := c.bot.GetMe(ctx)
+	if err != nil {
+		return "", c.classify(err)
+	}
+	return me.Username, nil
+}
+
 // Enabled is always true for a client with a token.
 func (c *Client) Enabled() bool { return true }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -187,6 +188,7 @@ func (a *applier) syncBadger() error {
 
 func (a *applier) apply(g gathered) {
 	if len(g.entries) == 0 {
+		a.coverClosed(g.closed)
 		return
 	}
 	last, elided := a.newest(g.entries, g.maxGen)
@@ -218,6 +220,29 @@ func (a *applier) apply(g gathered) {
 	a.s.stats.applyBatches.Add(1)
 	// An elided delete is as applied as a written one: Badger has no value either way.
 	a.s.cache.admit(append(last, elided...))
+}
+
+// coverClosed moves Badger's record of how far it holds the log past segments about to
+// be removed that held no entries (one whose first write failed holds only its
+// header): the start checks that every segment gone was held by Badger to its end, and
+// without this a crash after such a removal was refused as a missing segment.
+func (a *applier) coverClosed(closed []uint64) {
+	if len(closed) == 0 || a.keep {
+		return
+	}
+	end := logPos{slices.Max(closed), segHeaderLen}
+	if !a.pos.before(end) {
+		return
+	}
+	a.ts++
+	if err := writeMeta(a.s.db, a.ts, map[string][]byte{metaWALApplied: end.encode()}); err != nil {
+		// The segments stay, as after a failed apply: the next start replays them.
+		a.s.log.Warn("store: record how far badger holds the write-ahead log", "err", err)
+		a.keep = true
+		return
+	}
+	a.pos = end
+	a.s.appliedTs.Store(a.ts)
 }
 
 // writeReplayed puts entries read back from the log into Badger, the last entry of a

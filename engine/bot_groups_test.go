@@ -1,0 +1,92 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/hangarhq/hangar/internal/hangartest"
+)
+
+const reviewGroup = -1001234567890
+
+// groupUpdate is a message in a supergroup from user; extra fields are merged into the
+// message (a service message has no text).
+func groupUpdate(updateID, user int64, text string, extra map[string]any) []byte {
+	msg := map[string]any{
+		"message_id": updateID, "date": 1764417600,
+		"from": map[string]any{"id": user, "is_bot": false, "first_name": "Ada"},
+		"chat": map[string]any{"id": reviewGroup, "type": "supergroup", "title": "ops"},
+	}
+	if text != "" {
+		msg["text"] = text
+	}
+	for k, v := range extra {
+		msg[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"update_id": updateID, "message": msg})
+	return b
+}
+
+// groupMessages is what the bot posted to the group.
+func groupMessages(env *hangartest.Env) []string {
+	var out []string
+	for _, m := range env.Telegram.Messages() {
+		if m.ChatID == reviewGroup {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// post sends an update and then /help from the same user to the group, and waits for
+// the help: the user's actor handles updates in order, so everything the first one
+// made the bot say is queued before the help.
+func postThenHelp(t *testing.T, env *hangartest.Env, first []byte, helpID, user int64) {
+	t.Helper()
+	if r := env.PostUpdate(t, first); r.Status != 200 {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	if r := env.PostUpdate(t, groupUpdate(helpID, user, "/help", nil)); r.Status != 200 {
+		t.Fatalf("/help: %d %s", r.Status, r.Body)
+	}
+	env.Settle(t)
+	hangartest.WaitFor(t, 10*time.Second, "the help in the group", func() bool { return len(groupMessages(env)) > 0 })
+}
+
+// Every bot, privacy mode or not, receives a group's service messages (someone
+// joined, left, pinned a message, the bot was added): they come with a "from" and no
+// text. The bot answers each with "I only understand commands" in the group, for all
+// its members to read, on every join.
+func TestGroupServiceMessageGetsNoReply(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	joined := groupUpdate(10, 77, "", map[string]any{
+		"new_chat_members": []any{map[string]any{"id": 78, "is_bot": false, "first_name": "Bob"}},
+	})
+	postThenHelp(t, env, joined, 11, 77)
+	if got := groupMessages(env); len(got) != 1 {
+		t.Fatalf("a member joining the group made the bot post to the group; want only the /help answer, got %d messages: %q", len(got), got)
+	}
+}
+
+// In a group where the bot sees all messages (privacy mode off, or the bot is an
+// admin), people talk to each other; the bot must not answer each remark.
+func TestGroupChatterGetsNoReply(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	postThenHelp(t, env, groupUpdate(10, 77, "anyone up for lunch?", nil), 11, 77)
+	if got := groupMessages(env); len(got) != 1 {
+		t.Fatalf("an ordinary group message got an answer; want only the /help answer, got %d messages: %q", len(got), got)
+	}
+}
+
+// "/balance@other_bot" is addressed to another bot in the group (Telegram delivers it
+// to every bot that sees all messages). splitCommand drops whatever follows "@", so
+// hangar answers a command that was not for it, posting the user's balance in the group.
+func TestCommandForAnotherBotIsIgnored(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	env.Deposit(t, 77, 12345)
+	postThenHelp(t, env, groupUpdate(10, 77, "/balance@other_bot", nil), 11, 77)
+	if got := groupMessages(env); len(got) != 1 {
+		t.Fatalf("a command for another bot was answered; want only the /help answer, got %d messages: %q", len(got), got)
+	}
+}
