@@ -18,7 +18,9 @@ func TestKeyOptionsAllow(t *testing.T) {
 		refuse  string // "" when allowed
 	}{
 		{"no options", nil, from, ""},
-		{"restrictions of what the console never offers", []string{"restrict", "no-port-forwarding", "no-agent-forwarding", "no-X11-forwarding", "no-user-rc"}, from, ""},
+		{"restrictions of what the console never offers", []string{"no-port-forwarding", "no-agent-forwarding", "no-X11-forwarding", "no-user-rc"}, from, ""},
+		{"restrict, then pty", []string{"restrict", "pty"}, from, ""},
+		{"restrict alone: no terminal", []string{"restrict"}, from, "no terminal"},
 		{"from= the address", []string{`from="198.51.100.7"`}, from, ""},
 		{"from= a glob", []string{`from="198.51.100.*"`}, from, ""},
 		{"from= a CIDR block", []string{`from="198.51.100.0/24"`}, from, ""},
