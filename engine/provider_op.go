@@ -147,6 +147,20 @@ func (a *opActor) record(c *actor.Context, op string, cause error) attemptFinish
 
 var errStaleRead = errors.New("the order changed since it was read")
 
+// resumedLast says the order's latest billing step was a resume: a renewal paid while
+// it was suspended, whose power on has not yet succeeded.
+func resumedLast(o *store.Order) bool {
+	for i := len(o.History) - 1; i >= 0; i-- {
+		switch o.History[i].Event {
+		case "resumed":
+			return true
+		case "renewed", "power_on_done", "succeeded", "suspended":
+			return false
+		}
+	}
+	return false
+}
+
 // serverGone says a power call found no server: the provider answered 404. (A delete
 // answered 404 is a delete done, which the providers report as success.)
 func serverGone(op string, cause error) bool {
@@ -189,6 +203,11 @@ func (a *opActor) outcome(op string, cause error, permanent bool, now time.Time,
 			o.Op, o.OpAttempts, o.OpDue, o.LastError = "", 0, time.Time{}, cause.Error()
 			o.Status = store.OrderTerminated
 			*event = "server_gone"
+			if op == store.OpPowerOn && resumedLast(o) {
+				// The top-up's renewal paid for a period the server never ran: given
+				// back in this commit (store.Billing.RefundedPeriod).
+				o.RefundedPeriod = o.Period
+			}
 		case !permanent && o.OpAttempts < a.d.cfg.Queue.MaxRetries:
 			o.OpAttempts++
 			o.OpDue = retryAt(now, a.d.cfg.Queue.Retry, o.OpAttempts, cause)

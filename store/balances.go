@@ -32,6 +32,9 @@ const (
 	// LedgerRenewal pays one more billing period of an order from the available
 	// balance (issue 17); its note names the period.
 	LedgerRenewal = "renewal"
+	// LedgerRenewalRefund gives a renewal back to the available balance: the period's
+	// server was found gone at the provider before it ran.
+	LedgerRenewalRefund = "renewal_refund"
 )
 
 // LedgerEntry records one movement of money.
@@ -69,7 +72,7 @@ func (s *Store) moveMoneyNoted(txn *tx, user int64, kind string, amount, orderID
 		return 0, err
 	}
 	switch kind {
-	case LedgerDeposit:
+	case LedgerDeposit, LedgerRenewalRefund:
 		b.Available += amount
 	case LedgerRenewal:
 		if b.Available < amount {

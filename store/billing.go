@@ -34,6 +34,11 @@ type Billing struct {
 	OpAttempts int       `json:"op_attempts,omitempty"`
 	// PoweredOff is set once the provider confirmed a power off, cleared by a power on.
 	PoweredOff bool `json:"powered_off,omitempty"`
+	// RefundedPeriod is a period whose renewal was given back: its server was found
+	// gone at the provider before it ran again (a top-up renewed a suspended order,
+	// and its power on was answered 404). Given back once, in the commit that sets it.
+	// Kept in the order's record after the fields above (see Order.AppendBinary).
+	RefundedPeriod int `json:"refunded_period,omitempty"`
 }
 
 // appendBinary adds the billing fields after an order's older ones: a record
@@ -93,6 +98,11 @@ func (s *Store) settleBilling(txn *tx, old, o *Order, now time.Time) error {
 			}
 		}
 	}
+	if p := o.RefundedPeriod; p > 0 && (old == nil || old.RefundedPeriod != p) && o.PricePaid > 0 {
+		if err := s.refundRenewal(txn, o, p, now); err != nil {
+			return err
+		}
+	}
 	switch {
 	case o.Op != "" && (old == nil || old.Op == ""):
 		return txn.Set(orderOpKey(o.ID), nil)
@@ -135,6 +145,23 @@ func (s *Store) Renewed(orderID int64, period int) (seq uint64, ok bool, err err
 		})
 	})
 	return seq, ok, err
+}
+
+// refundRenewal gives back period p's renewal of o, if it was charged and not given
+// back before.
+func (s *Store) refundRenewal(txn *tx, o *Order, p int, now time.Time) error {
+	if charged, err := exists(txn, renewalKey(o.ID, p)); err != nil || !charged {
+		return err
+	}
+	key := append(u64Key(prefixRenewalRefund, uint64(o.ID)), u64Key("", uint64(p))...)
+	if done, err := exists(txn, key); err != nil || done {
+		return err
+	}
+	seq, err := s.moveMoneyNoted(txn, o.UserID, LedgerRenewalRefund, o.PricePaid, o.ID, now, fmt.Sprintf("period %d: the server was gone", p))
+	if err != nil {
+		return err
+	}
+	return txn.Set(key, u64Key("", seq))
 }
 
 func renewalKey(orderID int64, period int) []byte {

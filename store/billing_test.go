@@ -127,3 +127,39 @@ func TestOrdersWithOpFollowsOp(t *testing.T) {
 		}
 	}
 }
+
+// A renewal given back (RefundedPeriod) is credited once, and only if it was charged:
+// the same change saved again, or a period never renewed, moves no money.
+func TestRenewalRefundIsGivenOnce(t *testing.T) {
+	s := quietOpen(t, t.TempDir())
+	if _, err := s.Deposit(7, 300); err != nil {
+		t.Fatal(err)
+	}
+	o := activeOrder(t, s, 100) // 200 available
+	set := func(fn func(o *Order)) {
+		t.Helper()
+		if _, err := s.UpdateOrder(o.ID, func(o *Order) error { fn(o); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(func(o *Order) { o.Period = 2 })         // renewed: 100
+	set(func(o *Order) { o.RefundedPeriod = 5 }) // never charged: nothing
+	set(func(o *Order) { o.RefundedPeriod = 2 }) // given back: 200
+	set(func(o *Order) { o.RefundedPeriod = 2; o.Reminded = 1 })
+	set(func(o *Order) { o.RefundedPeriod = 0 })
+	set(func(o *Order) { o.RefundedPeriod = 2 }) // its key holds: nothing
+	b, _ := s.GetBalance(7)
+	if b.Available != 200 {
+		t.Fatalf("available %d, want 200 (one renewal charged, given back once)", b.Available)
+	}
+	refunds := 0
+	ledger, _ := s.Ledger(7, 100)
+	for _, e := range ledger {
+		if e.Kind == LedgerRenewalRefund {
+			refunds++
+		}
+	}
+	if refunds != 1 {
+		t.Fatalf("%d renewal refunds in the ledger, want 1", refunds)
+	}
+}

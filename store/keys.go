@@ -51,7 +51,9 @@ const (
 	prefixBroadcastRcpt = "bcastrcpt:" // bcastrcpt:{id:8 BE}{chunk:8 BE} → up to recipientChunk user ids, 8 BE each; deleted when it ends
 	// billing (issue 17)
 	prefixRenewal = "renewal:" // renewal:{orderID:8 BE}{period:8 BE} → ledger seq: the period's renewal, written once
-	prefixOrderOp = "ordop:"   // ordop:{orderID:8 BE} → empty: orders with a provider operation queued (Billing.Op)
+	// renewal_refund:{orderID:8 BE}{period:8 BE} → ledger seq: that renewal given back, once
+	prefixRenewalRefund = "renewal_refund:"
+	prefixOrderOp       = "ordop:" // ordop:{orderID:8 BE} → empty: orders with a provider operation queued (Billing.Op)
 	// operations (issue 16)
 	prefixAudit = "audit:" // audit:{seq:8 BE} → AuditEntry: every change made by a person, the newest AuditCap kept
 

@@ -207,7 +207,8 @@ func (o *Order) AppendBinary(b []byte) ([]byte, error) {
 	b = appendTime(b, o.SettleUntil)
 	b = appendBool(b, o.Terminating)
 	b = o.Billing.appendBinary(b)
-	return binary.AppendUvarint(b, uint64(o.indexed)), nil
+	b = binary.AppendUvarint(b, uint64(o.indexed))
+	return binary.AppendVarint(b, int64(o.RefundedPeriod)), nil
 }
 
 func (o *Order) UnmarshalBinary(b []byte) error {
@@ -233,6 +234,7 @@ func (o *Order) UnmarshalBinary(b []byte) error {
 	o.SettleUntil, o.Terminating = r.time(), r.bool()
 	o.Billing.read(&r)
 	o.indexed = uint16(r.uint()) // 0 in records written before it was kept
+	o.RefundedPeriod = int(r.int())
 	return r.err
 }
 

@@ -26,7 +26,7 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 			},
 			SettleUntil: at.Add(90 * time.Second), Terminating: true,
 			Billing: Billing{PaidUntil: at.Add(720 * time.Hour), Period: 3, AutoRenewOff: true, GraceUntil: at.Add(792 * time.Hour),
-				Reminded: 2, Op: OpPowerOff, OpDue: at, OpAttempts: 1, PoweredOff: true},
+				Reminded: 2, Op: OpPowerOff, OpDue: at, OpAttempts: 1, PoweredOff: true, RefundedPeriod: 3},
 			indexed: statusesTracked | statusBit(OrderPending) | statusBit(OrderActive),
 		},
 		&Order{ID: 1}, // zero times and no history stay zero and nil

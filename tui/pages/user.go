@@ -372,7 +372,8 @@ func cutBlock(lines []string, n, w int) string {
 
 // ledgerSign is how a ledger line of kind moves the user's money: "-" for the kinds
 // that take it from the available or held balance (a hold, its capture, a renewal, a
-// refund of a top-up, a hold moved to another account), "+" for the rest.
+// refund of a top-up, a hold moved to another account), "+" for the rest (a deposit, a
+// release, a renewal given back, …).
 func ledgerSign(kind string) string {
 	switch kind {
 	case "hold", "capture", "renewal", "refund", "move_out":
