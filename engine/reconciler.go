@@ -46,6 +46,7 @@ type ReconcileStore interface {
 	GetOrder(id int64) (store.Order, error)
 	UpdateOrder(id int64, fn func(o *store.Order) error, notes ...store.OutboxMessage) (store.Order, error)
 	OrdersWithStatus(status string, fn func(store.Order) error) error
+	OrderIDsPast(id int64) (advanced bool, err error)
 }
 
 // ReconcileReport is what one reconciliation found (GET /admin/reconcile).
@@ -200,6 +201,17 @@ func (r *reconciler) sortOut(rep *ReconcileReport, provider string, servers []cl
 		}
 		groups[id] = append(groups[id], in)
 	}
+	// Labels of orders this store does not have: after a restore from an older backup,
+	// the orders the backup missed. New orders must not be given those ids: on Linode
+	// the label is taken, and the order could never have a server.
+	var lost int64
+	defer func() {
+		if advanced, err := r.d.store.OrderIDsPast(lost); err != nil {
+			r.d.cfg.Logger.Error("reconcile: cannot move order ids past the provider's labels", "past", lost, "err", err)
+		} else if advanced {
+			r.d.cfg.Logger.Warn("reconcile: new order ids now start above a provider's hangar-order label no order here has (a restore from an older backup?)", "past", lost, "provider", provider)
+		}
+	}()
 	for _, id := range sortedKeys(groups) {
 		group := groups[id]
 		finding := func(in cloud.Instance, o store.Order, reason string) ReconcileFinding {
@@ -227,6 +239,7 @@ func (r *reconciler) sortOut(rep *ReconcileReport, provider string, servers []cl
 		}
 		switch {
 		case id == 0 || errors.Is(err, store.ErrNotFound):
+			lost = max(lost, id)
 			for _, in := range group {
 				rep.Orphans = append(rep.Orphans, r.orphan(provider, finding(in, store.Order{}, "no such order")))
 			}

@@ -402,6 +402,16 @@ func (s *Store) settleMoney(txn *tx, o *Order, now time.Time) error {
 	return nil
 }
 
+// OrderIDsPast makes new orders' ids higher than id: a provider holds a server
+// labelled with it (hangar-order-<id>) that no order here accounts for, as after a
+// restore from an older backup, and an order given that id could never have a server.
+func (s *Store) OrderIDsPast(id int64) (advanced bool, err error) {
+	if id <= 0 {
+		return false, nil
+	}
+	return s.db.SeqPast(string(seqKey("order")), uint64(id))
+}
+
 // GetOrder returns one order.
 func (s *Store) GetOrder(id int64) (Order, error) {
 	var o Order

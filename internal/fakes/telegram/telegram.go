@@ -112,7 +112,8 @@ func (s *Server) Callbacks() []Callback {
 	return append([]Callback(nil), s.callbacks...)
 }
 
-// Calls counts every request, accepted or not.
+// Calls counts every request, accepted or not, but getMe (the engine asks its bot's
+// name once at start).
 func (s *Server) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -164,8 +165,11 @@ func writeJSON(w http.ResponseWriter, status int, v apiResponse) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	_, asked, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	s.mu.Lock()
-	s.calls++
+	if asked != "getMe" { // the bot's one question at start, about itself
+		s.calls++
+	}
 	down := s.down
 	s.mu.Unlock()
 	if down {

@@ -426,3 +426,29 @@ func TestFramesAfterAFailedWriteReplay(t *testing.T) {
 		}
 	}
 }
+
+// SeqPast moves a sequence past a number in use outside the store, durably: the next
+// number, and the first after a restart, is above it; a number already passed moves
+// nothing.
+func TestSeqPastHoldsAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	s := quietOpen(t, dir)
+	if n, _ := s.NextSeq("seq:t"); n != 1 {
+		t.Fatalf("first number %d", n)
+	}
+	if moved, err := s.SeqPast("seq:t", 5000); err != nil || !moved {
+		t.Fatalf("SeqPast(5000): %v, %v", moved, err)
+	}
+	if moved, _ := s.SeqPast("seq:t", 10); moved {
+		t.Fatal("SeqPast(10) moved a sequence already past it")
+	}
+	if n, _ := s.NextSeq("seq:t"); n != 5001 {
+		t.Fatalf("next after SeqPast(5000): %d", n)
+	}
+	s.Close()
+	s = quietOpen(t, dir)
+	defer s.Close()
+	if n, _ := s.NextSeq("seq:t"); n <= 5001 {
+		t.Fatalf("next after a restart: %d, want above 5001", n)
+	}
+}

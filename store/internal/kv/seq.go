@@ -23,33 +23,9 @@ func (s *DB) NextSeq(key string) (uint64, error) {
 	name := key
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
-	q := s.seqs[name]
-	if q == nil {
-		var stored uint64
-		err := s.View(func(txn *Txn) error {
-			item, err := txn.Get([]byte(name))
-			if errors.Is(err, badger.ErrKeyNotFound) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			return item.Value(func(v []byte) error {
-				if len(v) != 8 {
-					return fmt.Errorf("store: sequence %q is %d bytes, not 8", name, len(v))
-				}
-				stored = binary.BigEndian.Uint64(v)
-				return nil
-			})
-		})
-		if err != nil {
-			return 0, err
-		}
-		q = &seqLease{next: stored, limit: stored}
-		s.seqs[name] = q
-	}
-	if q.next == 0 {
-		q.next = 1
+	q, err := s.lease(name)
+	if err != nil {
+		return 0, err
 	}
 	if q.next >= q.limit {
 		if err := s.storeSeq(name, q.next+seqLeaseSize); err != nil {
@@ -60,6 +36,57 @@ func (s *DB) NextSeq(key string) (uint64, error) {
 	n := q.next
 	q.next++
 	return n, nil
+}
+
+// lease is the sequence's numbers in hand, read from the store the first time; the
+// caller holds seqMu.
+func (s *DB) lease(name string) (*seqLease, error) {
+	if q := s.seqs[name]; q != nil {
+		return q, nil
+	}
+	var stored uint64
+	err := s.View(func(txn *Txn) error {
+		item, err := txn.Get([]byte(name))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return fmt.Errorf("store: sequence %q is %d bytes, not 8", name, len(v))
+			}
+			stored = binary.BigEndian.Uint64(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	q := &seqLease{next: max(stored, 1), limit: stored}
+	s.seqs[name] = q
+	return q, nil
+}
+
+// SeqPast makes the sequence at key hand out only numbers above n from now on: ids
+// that something outside the store already uses (a provider's servers named after
+// orders a restore lost).
+func (s *DB) SeqPast(key string, n uint64) (advanced bool, err error) {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	q, err := s.lease(key)
+	if err != nil {
+		return false, err
+	}
+	if q.next > n {
+		return false, nil
+	}
+	if err := s.storeSeq(key, n+1+seqLeaseSize); err != nil {
+		return false, err
+	}
+	q.next, q.limit = n+1, n+1+seqLeaseSize
+	return true, nil
 }
 
 // storeSeq records v durably. It does not queue behind commits, so a commit may call nextSeq.
