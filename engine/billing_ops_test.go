@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
 	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	"github.com/hangarhq/hangar/internal/hangartest"
@@ -24,12 +23,7 @@ func linodeBilling(t *testing.T) (*hangartest.Env, *linodefake.Server, int64) {
 
 func linodeBillingRetry(t *testing.T, retryBase time.Duration) (*hangartest.Env, *linodefake.Server, int64) {
 	t.Helper()
-	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
-	t.Cleanup(fake.Close)
-	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, lin := linodeFake(t, fakeapi.WithBootDelay(0))
 	env := hangartest.Start(t, hangartest.Options{AdminChatID: billAdmin, Billing: billing,
 		Queue:     engine.QueueConfig{MaxRetries: 2, Retry: engine.RetryPolicy{Base: retryBase}},
 		Providers: map[string]engine.Provider{"linode": lin}})

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
-	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
@@ -19,12 +17,7 @@ import (
 // refused and the order dead-lettered. A reconcile run (the README says to run one
 // right after a restore) moves the order ids past every label no order here has.
 func TestOrderAfterARestoreAndAReconcileGetsAFreeLabel(t *testing.T) {
-	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
-	t.Cleanup(fake.Close)
-	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, lin := linodeFake(t, fakeapi.WithBootDelay(0))
 	env := hangartest.Start(t, hangartest.Options{
 		Queue:     engine.QueueConfig{Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
 		Providers: map[string]engine.Provider{"linode": lin},

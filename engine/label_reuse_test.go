@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
-	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	vultrfake "github.com/hangarhq/hangar/internal/fakes/vultr"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
@@ -21,12 +19,7 @@ import (
 // and Linode.Create then adopts the stranger's server: the new user is handed
 // someone else's machine as their own, and charged for it.
 func TestFirstAttemptDoesNotAdoptAForeignServer(t *testing.T) {
-	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
-	t.Cleanup(fake.Close)
-	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, lin := linodeFake(t, fakeapi.WithBootDelay(0))
 	env := hangartest.Start(t, hangartest.Options{
 		Queue:     engine.QueueConfig{Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
 		Providers: map[string]engine.Provider{"linode": lin},

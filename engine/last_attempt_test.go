@@ -5,9 +5,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
-	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
@@ -19,12 +17,7 @@ import (
 // never handed over, never deleted (orphans are only reported by default) — the
 // seed's own failure mode, "a server created but never charged".
 func TestLastAttemptUnansweredCreateIsLookedFor(t *testing.T) {
-	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
-	t.Cleanup(fake.Close)
-	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, lin := linodeFake(t, fakeapi.WithBootDelay(0))
 	lin.SetSettle(50 * time.Millisecond)
 	env := hangartest.Start(t, hangartest.Options{
 		Queue: engine.QueueConfig{MaxRetries: 1, ProvisionTimeout: 500 * time.Millisecond,

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
-	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
@@ -21,12 +19,7 @@ import (
 // timed out. The user is sent away from a plan that works, and the admin chat's
 // notice reads as a catalogue fault.
 func TestLookupOnlyFailureIsNotToldAsAPlanFault(t *testing.T) {
-	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
-	t.Cleanup(fake.Close)
-	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, lin := linodeFake(t, fakeapi.WithBootDelay(0))
 	lin.SetSettle(50 * time.Millisecond)
 	env := hangartest.Start(t, hangartest.Options{
 		Queue: engine.QueueConfig{MaxRetries: -1, ProvisionTimeout: 300 * time.Millisecond,

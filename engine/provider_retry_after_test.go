@@ -5,9 +5,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
-	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
@@ -17,12 +15,7 @@ import (
 // queue's own 2 s/4 s/8 s it is refused three more times in the provider's window and
 // dead-lettered, although nothing was wrong but the pace.
 func TestOrderRetryHonoursProviderRetryAfter(t *testing.T) {
-	fake := linodefake.New("tok", fakeapi.WithBootDelay(0))
-	t.Cleanup(fake.Close)
-	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, lin := linodeFake(t, fakeapi.WithBootDelay(0))
 	env := hangartest.Start(t, hangartest.Options{
 		Queue:     engine.QueueConfig{MaxRetries: 3, Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
 		Providers: map[string]engine.Provider{"linode": lin},

@@ -5,9 +5,7 @@ import (
 	"time"
 
 	"github.com/hangarhq/hangar/engine"
-	"github.com/hangarhq/hangar/engine/cloud"
 	"github.com/hangarhq/hangar/internal/fakes/fakeapi"
-	linodefake "github.com/hangarhq/hangar/internal/fakes/linode"
 	"github.com/hangarhq/hangar/internal/hangartest"
 	"github.com/hangarhq/hangar/store"
 )
@@ -19,12 +17,7 @@ import (
 // ready … ssh root@IP" while Linode still reports it provisioning and nothing answers
 // on that address.
 func TestOrderActiveOnlyWhenProviderSaysRunning(t *testing.T) {
-	fake := linodefake.New("tok", fakeapi.WithBootDelay(time.Hour))
-	t.Cleanup(fake.Close)
-	lin, err := cloud.NewLinode("tok", fake.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lin := linodeFake(t, fakeapi.WithBootDelay(time.Hour))
 	env := hangartest.Start(t, hangartest.Options{
 		Queue:     engine.QueueConfig{Retry: engine.RetryPolicy{Base: 20 * time.Millisecond}},
 		Providers: map[string]engine.Provider{"linode": lin},
