@@ -16,30 +16,6 @@ import (
 	"github.com/hangarhq/hangar/internal/hangartest"
 )
 
-// rvStartNoHealth runs hangar serve on dataDir like startDaemon, but does not wait for
-// /health: with the disk below the floor the public /health answers 503 by design.
-func rvStartNoHealth(t *testing.T, dataDir string, env ...string) *daemon {
-	t.Helper()
-	addr := freeAddr(t)
-	d := &daemon{URL: "http://" + addr, logs: &hangartest.SyncBuffer{}}
-	d.cmd = exec.Command(hangarBin, "serve")
-	d.cmd.Env = append(os.Environ(),
-		"HANGAR_DATA_DIR="+dataDir,
-		"HANGAR_HTTP_ADDR="+addr,
-		"HANGAR_SSH_ADDR="+freeAddr(t),
-		"HANGAR_WEBHOOK_SECRET="+hangartest.WebhookSecret,
-		"HANGAR_ADMIN_TOKEN="+hangartest.AdminToken,
-		"HANGAR_LANGUAGE=en",
-	)
-	d.cmd.Env = append(d.cmd.Env, env...)
-	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.kill() })
-	return d
-}
-
 // The README: below the free-space floor "every write answers 507 ... reads, the
 // console and /health keep working", and "once space is freed, writes are taken again
 // within a second, without a restart". A daemon that restarts while the disk is below
@@ -52,14 +28,7 @@ func TestServeStartsReadOnlyWithTheDiskBelowTheFloor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real daemon")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a small tmpfs; skipped")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s); skipped", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	mnt := smallTmpfs(t)
 	dir := filepath.Join(mnt, "data")
 	env := []string{"HANGAR_MIN_FREE_DISK=64MiB"}
 
@@ -82,28 +51,9 @@ func TestServeStartsReadOnlyWithTheDiskBelowTheFloor(t *testing.T) {
 		t.Fatalf("ballast: %v", err)
 	}
 
-	d = rvStartNoHealth(t, dir, env...)
+	d = launchDaemon(t, dir, env...)
 	exited := d.exits(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			t.Fatalf("hangar serve exited (%v) when started with the disk below the floor, instead of serving reads and refusing writes:\n%s", err, d.logs.String())
-		default:
-		}
-		req, _ := http.NewRequest(http.MethodGet, d.URL+"/admin/users/1", nil)
-		req.Header.Set("Authorization", "Bearer "+hangartest.AdminToken)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hangar did not serve reads within 30s with the disk below the floor\n%s", d.logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	d.servesReads(t, exited)
 	if available, _ := userMoney(t, d.URL, 1); available != 1 {
 		t.Fatalf("balance read while full: %d, want 1", available)
 	}

@@ -76,6 +76,27 @@ var handedOut = struct {
 // startDaemon runs hangar serve on dataDir with extra environment and waits for /health.
 func startDaemon(t *testing.T, dataDir string, env ...string) *daemon {
 	t.Helper()
+	d := launchDaemon(t, dataDir, env...)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(d.URL + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return d
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hangar did not become healthy: %v\n%s", err, d.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// launchDaemon starts `hangar serve` on dataDir as startDaemon does, without waiting
+// for /health (below the disk floor the public /health answers 503 by design).
+func launchDaemon(t *testing.T, dataDir string, env ...string) *daemon {
+	t.Helper()
 	addr := freeAddr(t)
 	d := &daemon{URL: "http://" + addr, logs: &hangartest.SyncBuffer{}}
 	d.cmd = exec.Command(hangarBin, "serve")
@@ -98,20 +119,48 @@ func startDaemon(t *testing.T, dataDir string, env ...string) *daemon {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.kill() })
+	return d
+}
+
+// servesReads waits until d answers an admin read, failing if the process exits
+// first (exited is d.exits's).
+func (d *daemon) servesReads(t *testing.T, exited <-chan error) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(d.URL + "/health")
-		if err == nil {
+		select {
+		case err := <-exited:
+			t.Fatalf("hangar serve exited (%v) instead of serving reads:\n%s", err, d.logs.String())
+		default:
+		}
+		req, _ := http.NewRequest(http.MethodGet, d.URL+"/admin/users/1", nil)
+		req.Header.Set("Authorization", "Bearer "+hangartest.AdminToken)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return d
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("hangar did not become healthy: %v\n%s", err, d.logs.String())
+			t.Fatalf("hangar did not serve reads within 30s\n%s", d.logs.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// smallTmpfs mounts a 160 MiB tmpfs for the test (root only; skipped otherwise), so
+// that a test can fill a real filesystem.
+func smallTmpfs(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs; skipped")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s); skipped", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	return mnt
 }
 
 // exits waits for the process in the background and answers how it exited. The one

@@ -176,14 +176,7 @@ func TestFullDiskUnderLoadLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real daemon")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a small tmpfs; skipped")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s); skipped", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	mnt := smallTmpfs(t)
 	dir := filepath.Join(mnt, "data")
 	env := []string{"HANGAR_MIN_FREE_DISK=64MiB"}
 	d := startDaemon(t, dir, env...)

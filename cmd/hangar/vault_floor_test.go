@@ -1,14 +1,10 @@
 package main
 
 import (
-	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
-
-	"github.com/hangarhq/hangar/internal/hangartest"
 )
 
 // store/meta.go was changed so that a start with the disk below the free-space floor
@@ -39,26 +35,7 @@ func TestVaultSinceWriteFailsAStartBelowTheFloor(t *testing.T) {
 
 	// The disk is below the floor at the next start (a floor above any disk's size
 	// stands in for a full disk).
-	d = rvStartNoHealth(t, dir, "HANGAR_MIN_FREE_DISK=1000000GiB")
+	d = launchDaemon(t, dir, "HANGAR_MIN_FREE_DISK=1000000GiB")
 	exited := d.exits(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			t.Fatalf("hangar serve exited (%v) at a start below the floor with password.key present, instead of serving reads:\n%s", err, d.logs.String())
-		default:
-		}
-		req, _ := http.NewRequest(http.MethodGet, d.URL+"/admin/users/1", nil)
-		req.Header.Set("Authorization", "Bearer "+hangartest.AdminToken)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hangar did not serve reads within 30s\n%s", d.logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	d.servesReads(t, exited)
 }
