@@ -17,12 +17,17 @@ type OrderRequest struct {
 	ChatID         int64 // where to send notices; defaults to TelegramUserID (a private chat)
 	SpecID         string
 	Region         string
+	// IdempotencyKey, when set, makes a retried request (the client timed out and sent
+	// it again) answer the order the first one made, holding nothing twice.
+	IdempotencyKey string
 }
 
 // Order errors the HTTP layer maps to statuses.
 var (
-	ErrUnknownPlan   = catalog.ErrUnknownPlan
-	ErrUnknownRegion = catalog.ErrUnknownRegion
+	// ErrIdempotencyConflict is an idempotency key used again for another request.
+	ErrIdempotencyConflict = errors.New("engine: this idempotency key was used for another order")
+	ErrUnknownPlan         = catalog.ErrUnknownPlan
+	ErrUnknownRegion       = catalog.ErrUnknownRegion
 	// ErrPlanUnavailable is a plan whose provider is not configured on this server.
 	ErrPlanUnavailable = catalog.ErrPlanUnavailable
 )
@@ -42,7 +47,15 @@ func (e *Engine) CreateOrder(req OrderRequest) (store.Order, error) {
 	if req.ChatID == 0 {
 		req.ChatID = req.TelegramUserID
 	}
-	o, err := e.store.CreateOrder(newOrder(plan, req), e.cfg.Queue.OrderLimit)
+	o := newOrder(plan, req)
+	o.IdempotencyKey = req.IdempotencyKey
+	o, err = e.store.CreateOrder(o, e.cfg.Queue.OrderLimit)
+	if errors.Is(err, store.ErrRepeatedOrder) {
+		if o.SpecID != plan.SpecID || o.Region != req.Region || o.TelegramUserID != req.TelegramUserID {
+			return store.Order{}, fmt.Errorf("%w: order %d was made with this key for %s in %s", ErrIdempotencyConflict, o.ID, o.SpecID, o.Region)
+		}
+		return o, err // already enqueued by the request that made it
+	}
 	if err != nil {
 		return store.Order{}, err
 	}

@@ -98,6 +98,8 @@ func domainError(err error) *apiError {
 		return newError(fiber.StatusConflict, "conflict", err.Error())
 	case errors.Is(err, store.ErrInsufficientFunds):
 		return newError(fiber.StatusPaymentRequired, "insufficient_funds", "the balance does not cover this plan")
+	case errors.Is(err, engine.ErrIdempotencyConflict):
+		return newError(fiber.StatusConflict, "idempotency_conflict", err.Error())
 	case errors.Is(err, store.ErrOrderRateLimited):
 		return newError(fiber.StatusTooManyRequests, "order_rate_limited", "too many orders from this user; try again later")
 	case errors.Is(err, engine.ErrUnknownPlan):

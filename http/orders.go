@@ -100,16 +100,27 @@ func (s *Server) createOrder(c *fiber.Ctx) error {
 	if len(missing) > 0 {
 		return badRequest("missing_fields", "missing or invalid: "+strings.Join(missing, ", "))
 	}
+	key := c.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey || strings.IndexFunc(key, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
+		return badRequest("bad_idempotency_key", "Idempotency-Key must be at most "+strconv.Itoa(maxIdempotencyKey)+" printable ASCII characters")
+	}
 	o, err := s.deps.Orders.CreateOrder(engine.OrderRequest{
 		UserID: int64(req.UserID), TelegramUserID: int64(req.TelegramUserID), SpecID: req.SpecID, Region: req.Region,
+		IdempotencyKey: strings.Clone(key),
 	})
+	status := fiber.StatusCreated
+	if errors.Is(err, store.ErrRepeatedOrder) {
+		// The same request again (the client did not hear the first answer): the
+		// order it made, nothing held twice.
+		status, err = fiber.StatusOK, nil
+	}
 	if err != nil {
 		return err
 	}
 	// Written by hand: encoding a map through c.JSON was 3 % of the objects an orders
 	// run allocated.
 	var buf [64]byte
-	c.Status(fiber.StatusCreated)
+	c.Status(status)
 	return sendJSON(c, appendOrderCreatedJSON(buf[:0], o.ID, o.Status))
 }
 
@@ -118,6 +129,9 @@ type provisionRequest struct {
 	UserID         flexID `json:"user_id"`
 	TelegramUserID flexID `json:"telegram_user_id"`
 }
+
+// maxIdempotencyKey bounds an Idempotency-Key header.
+const maxIdempotencyKey = 255
 
 // provision is seed 002's POST /provision: enqueue an existing pending order.
 func (s *Server) provision(c *fiber.Ctx) error {

@@ -25,7 +25,9 @@ const (
 	prefixBalance     = "balance:"   // balance:{userID} → Balance (keyed by telegram_user_id before schema 5)
 	prefixLedger      = "ledger:"    // ledger:{userID}:{seq:8 BE} → LedgerEntry
 	prefixOrderRate   = "orderrate:" // orderrate:{userID} → Window, TTL = window end
-	prefixQuote       = "quote:"     // quote:{nonce} → Quote awaiting the user's confirm button, TTL 10m
+	// idem:{userID:8 BE}{sha256(Idempotency-Key)[:16]} → order id (8 BE), TTL IdempotencyTTL
+	prefixIdempotency = "idem:"
+	prefixQuote       = "quote:" // quote:{nonce} → Quote awaiting the user's confirm button, TTL 10m
 
 	// blog (seed 004)
 	prefixViews       = "views:"             // views:{slug} → total, 8 BE; bounded by MaxSlugs

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -36,6 +38,13 @@ const (
 
 // ErrOrderRateLimited is returned by CreateOrder when the user's order window is full.
 var ErrOrderRateLimited = errors.New("store: too many orders in the window")
+
+// ErrRepeatedOrder is CreateOrder's answer to a request whose idempotency key made an
+// order already: that order comes back with it, and nothing new is stored or held.
+var ErrRepeatedOrder = errors.New("store: this idempotency key already made an order")
+
+// IdempotencyTTL is how long an order request's idempotency key is remembered.
+const IdempotencyTTL = 24 * time.Hour
 
 // OrderEvent is one step of an order's history.
 type OrderEvent struct {
@@ -91,6 +100,10 @@ type Order struct {
 	// saveOrder alone, from the stored order; orders stored before it have no bits and
 	// are never marked.
 	indexed uint16
+	// IdempotencyKey, on a new order only, is the client's key for its request (the
+	// HTTP Idempotency-Key): a repeat of the same key by the same user returns the
+	// first order (ErrRepeatedOrder). Not part of the stored record.
+	IdempotencyKey string `json:"-"`
 }
 
 // statusesTracked marks an order whose indexed bits are complete.
@@ -155,7 +168,31 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 		return Order{}, err
 	}
 	var out Order
+	repeated := false
 	err = s.updateNow(func(txn *tx) error {
+		var idem []byte
+		if o.IdempotencyKey != "" {
+			idem = idempotencyKey(o.UserID, o.IdempotencyKey)
+			item, err := txn.Get(idem)
+			switch {
+			case err == nil:
+				// A retry of a request that made an order: that order, nothing new.
+				var id []byte
+				if id, err = item.ValueCopy(nil); err != nil {
+					return err
+				}
+				if len(id) != 8 {
+					return fmt.Errorf("store: idempotency record of user %d is %d bytes", o.UserID, len(id))
+				}
+				if err := getRecord(txn, orderKey(int64(binary.BigEndian.Uint64(id))), &out); err != nil {
+					return err
+				}
+				repeated = true
+				return nil
+			case !errors.Is(err, badger.ErrKeyNotFound):
+				return err
+			}
+		}
 		if limit.Max > 0 {
 			if err := countOrder(txn, o.UserID, limit, now); err != nil {
 				return err
@@ -167,13 +204,28 @@ func (s *Store) CreateOrder(o Order, limit OrderLimit, notes ...OutboxMessage) (
 		if err := putOutboxAll(txn, notes); err != nil {
 			return err
 		}
+		if idem != nil {
+			if err := txn.SetEntry(badger.NewEntry(idem, binary.BigEndian.AppendUint64(nil, uint64(o.ID))).WithTTL(IdempotencyTTL)); err != nil {
+				return err
+			}
+		}
 		out = o
 		return nil
 	})
 	if err != nil {
 		return Order{}, err
 	}
+	if repeated {
+		return out, ErrRepeatedOrder
+	}
 	return out, nil
+}
+
+// idempotencyKey keys a user's request key: hashed, so that a client's key of any
+// length and bytes takes 16.
+func idempotencyKey(user int64, key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return append(u64Key(prefixIdempotency, uint64(user)), h[:16]...)
 }
 
 func countOrder(txn *tx, user int64, limit OrderLimit, now time.Time) error {
