@@ -454,6 +454,10 @@ func (s *Store) settleMoney(txn *tx, o *Order, now time.Time) error {
 	return nil
 }
 
+// maxOrderIDJump is the furthest OrderIDsPast moves the order ids: a label further
+// ahead than this many orders is not taken for one a restore lost.
+const maxOrderIDJump = 1 << 20
+
 // OrderIDsPast makes new orders' ids higher than id: a provider holds a server
 // labelled with it (hangar-order-<id>) that no order here accounts for, as after a
 // restore from an older backup, and an order given that id could never have a server.
@@ -461,7 +465,7 @@ func (s *Store) OrderIDsPast(id int64) (advanced bool, err error) {
 	if id <= 0 {
 		return false, nil
 	}
-	return s.db.SeqPast(string(seqKey("order")), uint64(id))
+	return s.db.SeqPast(string(seqKey("order")), uint64(id), maxOrderIDJump)
 }
 
 // GetOrder returns one order.

@@ -436,11 +436,14 @@ func TestSeqPastHoldsAcrossARestart(t *testing.T) {
 	if n, _ := s.NextSeq("seq:t"); n != 1 {
 		t.Fatalf("first number %d", n)
 	}
-	if moved, err := s.SeqPast("seq:t", 5000); err != nil || !moved {
+	if moved, err := s.SeqPast("seq:t", 5000, 1<<20); err != nil || !moved {
 		t.Fatalf("SeqPast(5000): %v, %v", moved, err)
 	}
-	if moved, _ := s.SeqPast("seq:t", 10); moved {
+	if moved, _ := s.SeqPast("seq:t", 10, 1<<20); moved {
 		t.Fatal("SeqPast(10) moved a sequence already past it")
+	}
+	if moved, err := s.SeqPast("seq:t", 1<<62, 1<<20); moved || err == nil {
+		t.Fatal("SeqPast moved a sequence 2^62 ahead")
 	}
 	if n, _ := s.NextSeq("seq:t"); n != 5001 {
 		t.Fatalf("next after SeqPast(5000): %d", n)

@@ -72,7 +72,10 @@ func (s *DB) lease(name string) (*seqLease, error) {
 // SeqPast makes the sequence at key hand out only numbers above n from now on: ids
 // that something outside the store already uses (a provider's servers named after
 // orders a restore lost).
-func (s *DB) SeqPast(key string, n uint64) (advanced bool, err error) {
+//
+// It moves at most maxJump numbers ahead: a number further off is refused (an error),
+// since it is more likely a stranger's than a gap, and would use up the sequence.
+func (s *DB) SeqPast(key string, n, maxJump uint64) (advanced bool, err error) {
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
 	q, err := s.lease(key)
@@ -81,6 +84,9 @@ func (s *DB) SeqPast(key string, n uint64) (advanced bool, err error) {
 	}
 	if q.next > n {
 		return false, nil
+	}
+	if n-q.next >= maxJump {
+		return false, fmt.Errorf("store: sequence %q is at %d; refusing to move it past %d, more than %d ahead", key, q.next, n, maxJump)
 	}
 	if err := s.storeSeq(key, n+1+seqLeaseSize); err != nil {
 		return false, err
