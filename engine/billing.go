@@ -293,7 +293,7 @@ func (b *billingActor) remind(c *actor.Context, o store.Order, now time.Time) {
 	// it are paid: two servers ending together on a balance for one each compared
 	// the whole balance with their own price, neither reminded, and one was suspended
 	// without a warning.
-	left := bal.Available - b.renewalsBefore(o)
+	left := b.leftFor(o, bal.Available)
 	if left >= o.PricePaid {
 		b.checked[o.ID] = checkedReminders{until: o.PaidUntil, n: k}
 		b.schedule(o, now)
@@ -302,30 +302,41 @@ func (b *billingActor) remind(c *actor.Context, o store.Order, now time.Time) {
 	b.commit(c, o, now, "reminded", func(o *store.Order) error {
 		o.Reminded = k
 		return nil
-	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingReminder(o, max(left, 0)) })
+	}, func(o store.Order) []store.OutboxMessage { return b.d.notes.billingReminder(o, bal.Available, left) })
 }
 
-// renewalsBefore is what the renewals of the user's other servers due before o's (at
-// the same time: those of lower id, the order renewals run in) will take from the
-// balance.
-func (b *billingActor) renewalsBefore(o store.Order) int64 {
+// leftFor is what the balance has left for o's renewal once the user's renewals due
+// before it are paid, in the order they run (end of period, then id); a renewal the
+// balance cannot pay takes nothing (its server is suspended instead).
+func (b *billingActor) leftFor(o store.Order, available int64) int64 {
 	if o.TelegramUserID == 0 {
-		return 0
+		return available
 	}
 	orders, err := b.d.store.UserOrders(o.TelegramUserID, 1000)
 	if err != nil {
 		b.d.cfg.Logger.Warn("billing: cannot read the user's other servers for a reminder; counting this one alone", "order", o.ID, "err", err)
-		return 0
+		return available
 	}
-	var sum int64
+	var first []store.Order
 	for _, x := range orders {
 		switch {
 		case x.ID == o.ID, x.UserID != o.UserID, x.Status != store.OrderActive, x.AutoRenewOff, x.Terminating, x.Op == store.OpDelete:
 		case x.PaidUntil.Before(o.PaidUntil), x.PaidUntil.Equal(o.PaidUntil) && x.ID < o.ID:
-			sum += x.PricePaid
+			first = append(first, x)
 		}
 	}
-	return sum
+	slices.SortFunc(first, func(a, c store.Order) int {
+		if d := a.PaidUntil.Compare(c.PaidUntil); d != 0 {
+			return d
+		}
+		return cmp.Compare(a.ID, c.ID)
+	})
+	for _, x := range first {
+		if available >= x.PricePaid {
+			available -= x.PricePaid
+		}
+	}
+	return available
 }
 
 // renewOrSuspend pays the next period from the balance, or suspends the server when

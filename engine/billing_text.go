@@ -38,10 +38,12 @@ func (n notes) billingRenewed(o store.Order) []store.OutboxMessage {
 }
 
 // billingReminder: the balance will not pay the next period.
-func (n notes) billingReminder(o store.Order, available int64) []store.OutboxMessage {
+// billingReminder: the balance as the user sees it, and what is missing for this
+// renewal once the renewals due before it (left: what they leave) are paid.
+func (n notes) billingReminder(o store.Order, balance, left int64) []store.OutboxMessage {
 	p := n.printer(o.TelegramUserID)
 	return n.user(o, p.T("BillingReminder", "ID", o.ID, "Until", billingTime(o.PaidUntil), "Price", p.Money(o.PricePaid),
-		"Balance", p.Money(available), "Missing", p.Money(o.PricePaid-available), "Hint", topUpHint(p, o.UserID)))
+		"Balance", p.Money(balance), "Missing", p.Money(o.PricePaid-max(left, 0)), "Hint", topUpHint(p, o.UserID)))
 }
 
 // billingSuspended: the renewal could not be paid.

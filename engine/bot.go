@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-telegram/bot/models"
 
@@ -473,7 +474,9 @@ type passwordPolicy struct {
 // slowDownReply is the one message a user gets when their window fills up.
 func (b *bot) slowDownReply(u *tgUpdate, wait time.Duration, lang *store.UserLanguage) []store.OutboxMessage {
 	chat := chatID(u)
-	if chat == 0 {
+	if chat <= 0 {
+		// Not in a group: the messages counted there may not have been for this bot at
+		// all (chatter, another bot's commands), and the notice would be everyone's.
 		return nil
 	}
 	secs := int(wait.Round(time.Second) / time.Second)
@@ -504,7 +507,8 @@ func splitCommand(text string) (cmd, addressee, args string) {
 	// Any white space ends the command: arguments pasted on the next line (an SSH
 	// key) or after a tab are arguments.
 	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
-		cmd, args = text[:i], text[i+1:]
+		_, size := utf8.DecodeRuneInString(text[i:]) // U+00A0, U+3000: more than a byte
+		cmd, args = text[:i], text[i+size:]
 	} else {
 		cmd = text
 	}

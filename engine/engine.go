@@ -266,40 +266,42 @@ type botNamer interface {
 	Username(ctx context.Context) (string, error)
 }
 
-// learnBotName asks Telegram for the bot's username, for a few seconds before the
-// updates flow; if Telegram does not answer then, it keeps asking in the background
-// (every command is taken as the bot's own meanwhile, as before it knew).
+// learnBotName asks Telegram for the bot's username in the background: Start does
+// not wait for it (with Telegram's API silent, the webhook and /health stayed closed
+// for the wait). Until it answers, every command is taken as the bot's own; it keeps
+// asking every 30 s until it does.
 func (e *Engine) learnBotName() {
 	n := e.namer
 	if n == nil || !e.sender.Enabled() {
 		return
 	}
-	ask := func(timeout time.Duration) bool {
-		ctx, cancel := context.WithTimeout(e.ctx, timeout)
-		defer cancel()
-		name, err := n.Username(ctx)
-		if err != nil || name == "" {
-			return false
-		}
-		e.bot.username.Store(&name)
-		return true
-	}
-	if ask(3 * time.Second) {
-		return
-	}
-	e.cfg.Logger.Warn("telegram getMe did not answer; commands addressed @another_bot are answered until it does")
 	go func() {
-		for {
+		for wait := time.Duration(0); ; wait = 30 * time.Second {
 			select {
 			case <-e.ctx.Done():
 				return
-			case <-time.After(30 * time.Second):
+			case <-time.After(wait):
 			}
-			if ask(10 * time.Second) {
+			ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+			name, err := n.Username(ctx)
+			cancel()
+			if err == nil && name != "" {
+				e.bot.username.Store(&name)
 				return
+			}
+			if wait == 0 {
+				e.cfg.Logger.Warn("telegram getMe did not answer; commands addressed @another_bot are answered until it does", "err", err)
 			}
 		}
 	}()
+}
+
+// BotName is the bot's @username once Telegram's getMe answered, "" until then.
+func (e *Engine) BotName() string {
+	if n := e.bot.username.Load(); n != nil {
+		return *n
+	}
+	return ""
 }
 
 // StopStarting is a shutdown's first step, taken as soon as the signal arrives: no

@@ -18,19 +18,20 @@ import (
 // what the key may do in a way the console cannot honour, so the key is refused rather
 // than let in with more than its line grants.
 func keyOptionsAllow(options []string, remote net.Addr, now time.Time) error {
-	// restrict switches everything off, the terminal included, unless pty follows:
-	// such a key may not have a console.
-	restricted, pty := false, false
+	// restrict switches everything off, the terminal included; a pty after it (in
+	// the line's order, as sshd reads it) gives the terminal back: without one the key
+	// may not have a console.
+	terminal := true
 	for _, opt := range options {
 		switch strings.ToLower(opt) {
 		case "restrict":
-			restricted = true
+			terminal = false
 		case "pty":
-			pty = true
+			terminal = true
 		}
 	}
-	if restricted && !pty {
-		return fmt.Errorf("restrict without pty allows no terminal, and the console is one")
+	if !terminal {
+		return fmt.Errorf("restrict without a pty after it allows no terminal, and the console is one")
 	}
 	for _, opt := range options {
 		name, value, hasValue := strings.Cut(opt, "=")

@@ -107,6 +107,21 @@ func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, 
 // the one just written: names are the wall clock's, and after the clock was stepped
 // back every new backup sorted before those written while it ran ahead, so each one
 // was deleted as soon as it was written.
+// isScheduledBackup says name is one scheduleBackups writes (hangar-YYYYMMDD-HHMMSS.backup):
+// anything else in the directory, an operator's hangar-pre-upgrade.backup among them,
+// is never pruned.
+func isScheduledBackup(name string) bool {
+	stamp, ok := strings.CutPrefix(name, backupPrefix)
+	if !ok {
+		return false
+	}
+	if stamp, ok = strings.CutSuffix(stamp, ".backup"); !ok {
+		return false
+	}
+	_, err := time.Parse(backupStamp, stamp)
+	return err == nil
+}
+
 func pruneBackups(dir string, keep int, written string, log *slog.Logger) {
 	names, err := os.ReadDir(dir)
 	if err != nil {
@@ -114,7 +129,7 @@ func pruneBackups(dir string, keep int, written string, log *slog.Logger) {
 	}
 	var backups []string
 	for _, n := range names {
-		if strings.HasPrefix(n.Name(), backupPrefix) && strings.HasSuffix(n.Name(), ".backup") && n.Name() != written {
+		if isScheduledBackup(n.Name()) && n.Name() != written {
 			backups = append(backups, n.Name())
 		}
 	}

@@ -165,6 +165,9 @@ func Start(t testing.TB, opts Options) *Env {
 	if err := env.Engine.Start(); err != nil {
 		t.Fatalf("start engine: %v", err)
 	}
+	// The engine asks the fake its bot's name in the background; the tests' first
+	// updates must find it known, as a daemon's do once Telegram has answered.
+	WaitFor(t, 5*time.Second, "the engine to learn its bot's name", func() bool { return env.Engine.BotName() != "" })
 	env.server = hangarhttp.New(hangarhttp.Config{
 		WebhookSecret: WebhookSecret, AdminToken: AdminToken, ViewerToken: ViewerToken, ConsoleToken: ConsoleToken,
 		MaxBody: opts.MaxBody, Logger: log, Registry: env.Registry,
