@@ -110,6 +110,9 @@ func (b *bot) handle(u *tgUpdate, lang *store.UserLanguage) botOutcome {
 	case u.Message != nil && u.Message.From != nil && u.Message.SuccessfulPayment != nil:
 		out.p, out.language = b.printerFor(u.Message.From, lang)
 		b.paid(u.Message, u.ID, &out)
+	case u.Message != nil && u.Message.From != nil && u.Message.RefundedPayment != nil:
+		out.p, out.language = b.printerFor(u.Message.From, lang)
+		b.refundedByTelegram(u.Message, &out)
 	case u.Message != nil && u.Message.From != nil:
 		out.p, out.language = b.printerFor(u.Message.From, lang)
 		b.command(u.Message, &out)

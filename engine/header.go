@@ -51,6 +51,9 @@ type (
 		Chat              tgChat               `json:"chat"`
 		Text              string               `json:"text"`
 		SuccessfulPayment *tgSuccessfulPayment `json:"successful_payment"`
+		// RefundedPayment is Telegram's notice of a refund it made itself; the same
+		// fields as a successful payment's.
+		RefundedPayment *tgSuccessfulPayment `json:"refunded_payment"`
 	}
 	// tgCallbackMessage is a callback query's message. Telegram sends date 0 for a
 	// message the bot can no longer see (models.InaccessibleMessage): the bot then
@@ -452,6 +455,8 @@ func (d *updateDecoder) message(m *tgMessage) *tgMessage {
 			d.string(&m.Text)
 		case is(k, "successful_payment"):
 			m.SuccessfulPayment = d.successfulPayment(m.SuccessfulPayment)
+		case is(k, "refunded_payment"):
+			m.RefundedPayment = d.successfulPayment(m.RefundedPayment)
 		default:
 			d.skip(2)
 		}

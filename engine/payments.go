@@ -26,6 +26,7 @@ type PaymentStore interface {
 	BeginRefund(chargeID string) (store.Payment, error)
 	FinishRefund(chargeID string, notes ...store.OutboxMessage) (store.Payment, error)
 	ReverseRefund(chargeID, reason string) (store.Payment, error)
+	RecordTelegramRefund(chargeID string) (p store.Payment, taken, uncovered int64, err error)
 	GetUserLanguage(user int64) (store.UserLanguage, error)
 	GetBalance(user int64) (store.Balance, error)
 }
@@ -182,6 +183,25 @@ func (b *bot) topup(chat, user int64, args string, out *botOutcome) {
 // paid credits a successful_payment once per charge id. The credit is its own commit,
 // made before the update's: a crash between the two re-delivers the update, which
 // finds the charge credited and only says so again.
+// refundedByTelegram takes back the credit of a payment Telegram refunded on its own
+// (refunded_payment) and tells the user; a charge id hangar does not know is ignored.
+func (b *bot) refundedByTelegram(m *tgMessage, out *botOutcome) {
+	rp := m.RefundedPayment
+	if b.pay == nil || rp.TelegramPaymentChargeID == "" {
+		return
+	}
+	p, taken, _, err := b.pay.RecordTelegramRefund(rp.TelegramPaymentChargeID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			out.keep = true // the store failed: the update stays for the sweep to retry
+		}
+		return
+	}
+	if taken > 0 {
+		out.sayT(p.ChatID, "PaymentRefunded", "Stars", p.Stars, "Amount", out.p.Money(taken))
+	}
+}
+
 func (b *bot) paid(m *tgMessage, updateID int64, out *botOutcome) {
 	sp := m.SuccessfulPayment
 	chat, user := m.Chat.ID, m.From.ID

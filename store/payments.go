@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"errors"
 	"time"
 )
@@ -218,6 +219,44 @@ func (s *Store) FinishRefund(chargeID string, notes ...OutboxMessage) (Payment, 
 		return putOutboxAll(txn, msgs)
 	})
 	return p, err
+}
+
+// RecordTelegramRefund records a refund Telegram made on its own (a refunded_payment:
+// a dispute, its support) in one commit: a paid payment's credit leaves the available
+// balance, as far as it covers it (uncovered is what was already spent), and the
+// payment is refunded; one of hangar's own refunds under way is marked done (its money
+// left already); one refunded already moves nothing. Left unrecorded, the user kept
+// both the credit and the Stars, and the payment stayed refundable again.
+func (s *Store) RecordTelegramRefund(chargeID string) (p Payment, taken, uncovered int64, err error) {
+	now := s.now()
+	err = s.update(func(txn *tx) error {
+		taken, uncovered = 0, 0
+		if err := getRecord(txn, paymentKey(chargeID), &p); err != nil {
+			return err
+		}
+		switch p.Status {
+		case PaymentRefunded:
+			return nil
+		case PaymentPaid:
+			b, err := getBalance(txn, p.UserID)
+			if err != nil {
+				return err
+			}
+			taken = min(p.Amount, max(b.Available, 0))
+			uncovered = p.Amount - taken
+			if taken > 0 {
+				if err := postLedger(txn, p.UserID, LedgerPaymentRefund, taken, -taken, "telegram_payment_charge_id "+p.ChargeID+" (refunded by Telegram)", now); err != nil {
+					return err
+				}
+			}
+			if uncovered > 0 {
+				p.LastError = fmt.Sprintf("refunded by Telegram; %d of it had been spent and could not be taken back", uncovered)
+			}
+		}
+		p.Status, p.RefundedAt = PaymentRefunded, now
+		return putRecord(txn, paymentKey(chargeID), &p, 0)
+	})
+	return p, taken, uncovered, err
 }
 
 // ReverseRefund puts the money of a refund Telegram refused back on the balance

@@ -153,3 +153,52 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// A refund Telegram made itself takes the credit back once: as far as the available
+// balance covers it (the rest is noted as spent), once however often Telegram tells
+// of it, and not again for a refund of hangar's own already under way.
+func TestRecordTelegramRefund(t *testing.T) {
+	cases := []struct {
+		name           string
+		spend          int64 // moved out of the balance before the refund
+		ownRefundFirst bool
+		wantTaken      int64
+		wantAvailable  int64
+	}{
+		{"all of it", 0, false, 5000, 0},
+		{"partly spent", 3000, false, 2000, 0},
+		{"after hangar's own refund began", 0, true, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := quietOpen(t, t.TempDir())
+			defer s.Close()
+			if _, _, err := s.CreditPayment(Payment{ChargeID: "ch", UserID: 5, ChatID: 5, Amount: 5000, Stars: 250, UpdateID: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.spend > 0 {
+				if _, err := s.CreateOrder(Order{TelegramUserID: 5, SpecID: "s", Region: "r", Provider: "sim", PricePaid: tc.spend}, OrderLimit{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.ownRefundFirst {
+				if _, err := s.BeginRefund("ch"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, taken, uncovered, err := s.RecordTelegramRefund("ch")
+			if err != nil || p.Status != PaymentRefunded || taken != tc.wantTaken {
+				t.Fatalf("refund: %+v taken %d uncovered %d err %v; want refunded, %d taken", p, taken, uncovered, err, tc.wantTaken)
+			}
+			if again, taken, _, err := s.RecordTelegramRefund("ch"); err != nil || taken != 0 || again.Status != PaymentRefunded {
+				t.Fatalf("told again: taken %d, %v", taken, err)
+			}
+			if b, _ := s.GetBalance(5); b.Available != tc.wantAvailable {
+				t.Fatalf("available %d, want %d", b.Available, tc.wantAvailable)
+			}
+			if _, _, _, err := s.RecordTelegramRefund("ch_unknown"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("an unknown charge: %v", err)
+			}
+		})
+	}
+}

@@ -12,7 +12,7 @@ import (
 // Telegram tells the bot of a refund it made itself (a dispute): a message with
 // refunded_payment. The Stars went back to the user, so the credit must leave the
 // balance (or at least the payment must stop being "paid" and refundable again).
-func TestPayReviewRefundedPaymentFromTelegramTakesTheCreditBack(t *testing.T) {
+func TestRefundedPaymentFromTelegramTakesTheCreditBack(t *testing.T) {
 	env := hangartest.Start(t, hangartest.Options{StarsRate: 20})
 	post(t, env, message(1, 42, "en", "/topup 5000"))
 	invs, _ := env.Telegram.WaitInvoices(1, 10*time.Second)
