@@ -21,9 +21,9 @@ import (
 // within a second, without a restart". A daemon that restarts while the disk is below
 // the floor (a crash, kill -9, systemd's Restart=on-failure, an upgrade, a reboot) must
 // therefore come up serving reads and refusing writes, then take writes once space is
-// back. It does not: `hangar serve` exits 1 at start with "not enough free disk space"
-// (the schema migration writes the schema version on every start, even with nothing to
-// migrate), so the whole API, reads included, is down until an operator frees space.
+// back. It did not: `hangar serve` exited 1 at start with "not enough free disk space"
+// (the schema migration wrote the schema version on every start, even with nothing to
+// migrate), so the whole API, reads included, was down until an operator freed space.
 func TestServeStartsReadOnlyWithTheDiskBelowTheFloor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real daemon")
