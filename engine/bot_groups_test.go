@@ -8,7 +8,7 @@ import (
 	"github.com/hangarhq/hangar/internal/hangartest"
 )
 
-const reviewGroup = -1001234567890
+const testGroup = -1001234567890
 
 // groupUpdate is a message in a supergroup from user; extra fields are merged into the
 // message (a service message has no text).
@@ -16,7 +16,7 @@ func groupUpdate(updateID, user int64, text string, extra map[string]any) []byte
 	msg := map[string]any{
 		"message_id": updateID, "date": 1764417600,
 		"from": map[string]any{"id": user, "is_bot": false, "first_name": "Ada"},
-		"chat": map[string]any{"id": reviewGroup, "type": "supergroup", "title": "ops"},
+		"chat": map[string]any{"id": testGroup, "type": "supergroup", "title": "ops"},
 	}
 	if text != "" {
 		msg["text"] = text
@@ -32,7 +32,7 @@ func groupUpdate(updateID, user int64, text string, extra map[string]any) []byte
 func groupMessages(env *hangartest.Env) []string {
 	var out []string
 	for _, m := range env.Telegram.Messages() {
-		if m.ChatID == reviewGroup {
+		if m.ChatID == testGroup {
 			out = append(out, m.Text)
 		}
 	}

@@ -59,7 +59,7 @@ func TestBroadcastByNamesTheAuditActor(t *testing.T) {
 		t.Fatalf("webhook: %d %s", r.Status, r.Body)
 	}
 	env.Settle(t)
-	const who = "SHA256:review alice@laptop"
+	const who = "SHA256:test alice@laptop"
 	r := hangartest.Do(t, http.MethodPost, env.URL+"/admin/broadcast", []byte(`{"text":"maintenance at 03:00"}`),
 		"Authorization", "Bearer "+hangartest.ConsoleToken, "X-Hangar-Role", "operator", "X-Hangar-Actor", who)
 	if r.Status != http.StatusCreated {

@@ -20,19 +20,19 @@ import (
 	"github.com/hangarhq/hangar/tui/internal/fakedaemon"
 )
 
-// reviewSSH runs the console's SSH server with one viewer key and counts the consoles
+// edgeSSH runs the console's SSH server with one viewer key and counts the consoles
 // (daemon clients) it builds.
-type reviewSSH struct {
+type edgeSSH struct {
 	srv      *tui.SSHServer
 	addr     string
 	viewer   gossh.Signer
 	consoles atomic.Int64
 }
 
-func startEdgeSSH(t *testing.T, adjust func(*tui.SSHConfig)) *reviewSSH {
+func startEdgeSSH(t *testing.T, adjust func(*tui.SSHConfig)) *edgeSSH {
 	t.Helper()
 	dir := t.TempDir()
-	r := &reviewSSH{viewer: sshtest.NewSigner(t)}
+	r := &edgeSSH{viewer: sshtest.NewSigner(t)}
 	operators := filepath.Join(dir, "authorized_keys")
 	viewers := filepath.Join(dir, "viewer_keys")
 	if err := os.WriteFile(operators, nil, 0o600); err != nil {
