@@ -474,27 +474,35 @@ type passwordPolicy struct {
 	providerChooses func(provider string) bool
 }
 
-// slowDownReply is the one message a user gets when their window fills up.
+// slowDownReply is the one message a user gets when their window fills up. A button
+// press gets it as its answer (a toast only the presser sees); a message in a group
+// gets nothing: the messages counted there may not have been for this bot at all
+// (chatter, another bot's commands), and the notice would be everyone's.
 func (b *bot) slowDownReply(u *tgUpdate, wait time.Duration, lang *store.UserLanguage) []store.OutboxMessage {
+	if u.CallbackQuery != nil {
+		return b.refusedPress(u, wait, lang)
+	}
 	chat := chatID(u)
-	if chat <= 0 {
-		// Not in a group: the messages counted there may not have been for this bot at
-		// all (chatter, another bot's commands), and the notice would be everyone's.
+	if chat <= 0 || u.Message == nil {
 		return nil
 	}
-	secs := int(wait.Round(time.Second) / time.Second)
-	if secs < 1 {
-		secs = 1
+	p, _ := b.printerFor(u.Message.From, lang) // a new client language is remembered with an update that passes
+	return []store.OutboxMessage{htmlMessage(chat, p.T("SlowDown", "Seconds", waitSeconds(wait)))}
+}
+
+// refusedPress answers a rate-limited button press with the slow-down notice as its
+// toast; any other refused update gets nothing.
+func (b *bot) refusedPress(u *tgUpdate, wait time.Duration, lang *store.UserLanguage) []store.OutboxMessage {
+	cq := u.CallbackQuery
+	if cq == nil || cq.ID == "" {
+		return nil
 	}
-	var from *tgUser
-	switch {
-	case u.Message != nil:
-		from = u.Message.From
-	case u.CallbackQuery != nil:
-		from = u.CallbackQuery.from()
-	}
-	p, _ := b.printerFor(from, lang) // a new client language is remembered with an update that passes
-	return []store.OutboxMessage{htmlMessage(chat, p.T("SlowDown", "Seconds", secs))}
+	p, _ := b.printerFor(cq.from(), lang)
+	return []store.OutboxMessage{{ChatID: chatID(u), CallbackQueryID: cq.ID, Text: p.T("SlowDown", "Seconds", waitSeconds(wait))}}
+}
+
+func waitSeconds(wait time.Duration) int {
+	return max(int(wait.Round(time.Second)/time.Second), 1)
 }
 
 func htmlMessage(chatID int64, text string) store.OutboxMessage {

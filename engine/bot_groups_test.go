@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,5 +90,43 @@ func TestCommandForAnotherBotIsIgnored(t *testing.T) {
 	postThenHelp(t, env, groupUpdate(10, 77, "/balance@other_bot", nil), 11, 77)
 	if got := groupMessages(env); len(got) != 1 {
 		t.Fatalf("a command for another bot was answered; want only the /help answer, got %d messages: %q", len(got), got)
+	}
+}
+
+// Button presses past the user's limit are each answered with the slow-down notice as
+// their toast (only the presser sees it), in a group as in a private chat, and nothing
+// is posted: a refused press used to get no answer at all, its spinner turning until
+// Telegram gave up.
+func TestRefusedButtonPressesAreAnswered(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{RateLimit: 1, RateWindow: time.Minute})
+	const user = 77
+	press := func(id int64) {
+		b, _ := json.Marshal(map[string]any{"update_id": id, "callback_query": map[string]any{
+			"id": fmt.Sprintf("cb%d", id), "data": "ox:0123456789abcdef", "chat_instance": "1",
+			"from":    map[string]any{"id": user, "is_bot": false, "first_name": "Ada"},
+			"message": map[string]any{"message_id": 1, "date": 1764417600, "chat": map[string]any{"id": testGroup, "type": "supergroup"}},
+		}})
+		if r := env.PostUpdate(t, b); r.Status != 200 {
+			t.Fatalf("press %d: %d %s", id, r.Status, r.Body)
+		}
+	}
+	for id := int64(1); id <= 4; id++ {
+		press(id)
+	}
+	env.Settle(t)
+	answered := map[string]string{}
+	for _, cb := range env.Telegram.Callbacks() {
+		answered[cb.ID] = cb.Text
+	}
+	for id := 1; id <= 4; id++ {
+		if _, ok := answered[fmt.Sprintf("cb%d", id)]; !ok {
+			t.Errorf("press %d was never answered; answers: %v", id, answered)
+		}
+	}
+	if !strings.Contains(answered["cb4"], "too fast") {
+		t.Errorf("the last refused press's answer is %q, want the slow-down notice", answered["cb4"])
+	}
+	if got := groupMessages(env); len(got) != 0 {
+		t.Errorf("the group was posted %q", got)
 	}
 }

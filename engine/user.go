@@ -200,6 +200,10 @@ func (a *userActor) handleUpdate(c *actor.Context, msg userUpdate) {
 			}
 		case warn:
 			replies = a.d.bot.slowDownReply(update, a.window.ResetAt.Sub(now), a.language())
+		default:
+			// A refused button press is still answered (a toast only its presser sees),
+			// or the button's spinner turned until Telegram gave up.
+			replies = a.d.bot.refusedPress(update, a.window.ResetAt.Sub(now), a.language())
 		}
 		if !allowed {
 			a.d.metrics.rateLimited.Inc()
