@@ -140,8 +140,9 @@ func (b *bot) command(m *tgMessage, out *botOutcome) {
 	case "/status":
 		b.status(chat, user, args, out)
 	case "/servers":
-		b.servers(chat, user, out)
+		b.servers(privately(chat, user, out), user, out)
 	case "/balance":
+		chat = privately(chat, user, out)
 		bal, err := b.store.GetBalance(user)
 		if err != nil {
 			out.sayT(chat, "BalanceUnreadable")
@@ -314,6 +315,17 @@ func (b *bot) callback(cq *tgCallbackQuery, out *botOutcome) {
 		out.sayT(q.ChatID, "OrderReceived", "ID", o.ID)
 	}
 	out.effects = append(out.effects, enqueueOrder{order: o}, publishEvent{ev: orderFeedEvent(o, "enqueued", b.clock.Now())})
+}
+
+// privately is where an answer about the user's money or servers goes: the user's
+// private chat with the bot (a user's private chat id is their user id), with a note
+// in the group it was asked in, where everyone would have read it.
+func privately(chat, user int64, out *botOutcome) int64 {
+	if chat == user || user == 0 {
+		return chat
+	}
+	out.sayT(chat, "AnsweredPrivately")
+	return user
 }
 
 // ownOrder parses an order id argument and loads it if it belongs to user.

@@ -130,3 +130,38 @@ func TestRefusedButtonPressesAreAnswered(t *testing.T) {
 		t.Errorf("the group was posted %q", got)
 	}
 }
+
+// /balance and /servers asked in a group answer in the asker's private chat, with a
+// note in the group: the balance (KRW 12,345 here) and the servers' IPs were posted
+// for everyone in it to read.
+func TestMoneyAndServersAreAnsweredPrivately(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	env.Deposit(t, 77, 12345)
+	for i, cmd := range []string{"/balance", "/servers"} {
+		if r := env.PostUpdate(t, groupUpdate(int64(10+i), 77, cmd, nil)); r.Status != 200 {
+			t.Fatalf("%s: %d", cmd, r.Status)
+		}
+	}
+	env.Settle(t)
+	group := groupMessages(env)
+	for _, m := range group {
+		if strings.Contains(m, "12,345") {
+			t.Fatalf("the group was shown the balance: %q", m)
+		}
+	}
+	if len(group) != 2 || !strings.Contains(group[0], "private chat") {
+		t.Fatalf("the group got %q, want two notes that the answers went privately", group)
+	}
+	private := 0
+	for _, m := range env.Telegram.Messages() {
+		if m.ChatID == 77 {
+			private++
+			if private == 1 && !strings.Contains(m.Text, "12,345") {
+				t.Fatalf("the private answer to /balance is %q", m.Text)
+			}
+		}
+	}
+	if private != 2 {
+		t.Fatalf("%d private answers, want 2", private)
+	}
+}
