@@ -226,9 +226,16 @@ func (b *bot) order(chat, user int64, args string, out *botOutcome) {
 		out.sayT(chat, "OrdersUnavailable")
 		return
 	}
-	bal, _ := b.store.GetBalance(user)
-	msg := htmlMessage(chat, out.p.T("OrderConfirm", "Plan", html.EscapeString(plan.Name), "Region", html.EscapeString(fields[1]),
-		"Price", out.p.Money(plan.Price), "Balance", out.p.Money(bal.Available)))
+	var msg store.OutboxMessage
+	if chat == user {
+		bal, _ := b.store.GetBalance(user)
+		msg = htmlMessage(chat, out.p.T("OrderConfirm", "Plan", html.EscapeString(plan.Name), "Region", html.EscapeString(fields[1]),
+			"Price", out.p.Money(plan.Price), "Balance", out.p.Money(bal.Available)))
+	} else {
+		// In a group, without the balance: everyone there reads the quote.
+		msg = htmlMessage(chat, out.p.T("OrderConfirmGroup", "Plan", html.EscapeString(plan.Name), "Region", html.EscapeString(fields[1]),
+			"Price", out.p.Money(plan.Price)))
+	}
 	msg.ReplyMarkup, _ = telegram.Markup([]telegram.Button{
 		{Text: out.p.T("ButtonConfirm"), CallbackData: "oc:" + nonce},
 		{Text: out.p.T("ButtonCancel"), CallbackData: "ox:" + nonce},

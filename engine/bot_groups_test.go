@@ -165,3 +165,17 @@ func TestMoneyAndServersAreAnsweredPrivately(t *testing.T) {
 		t.Fatalf("%d private answers, want 2", private)
 	}
 }
+
+// A quote asked for in a group leaves the asker's balance out: everyone there reads it.
+func TestQuoteInAGroupLeavesTheBalanceOut(t *testing.T) {
+	env := hangartest.Start(t, hangartest.Options{})
+	env.Deposit(t, 77, 12345)
+	postThenHelp(t, env, groupUpdate(10, 77, "/order sim-nano tokyo", nil), 11, 77)
+	group := groupMessages(env)
+	if len(group) != 2 || !strings.Contains(group[0], "sim") && !strings.Contains(group[0], "Simulated") {
+		t.Fatalf("the group got %q, want the quote and the help", group)
+	}
+	if strings.Contains(group[0], "12,345") {
+		t.Fatalf("the quote in the group shows the balance: %q", group[0])
+	}
+}
