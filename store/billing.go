@@ -153,7 +153,7 @@ func (s *Store) refundRenewal(txn *tx, o *Order, p int, now time.Time) error {
 	if charged, err := exists(txn, renewalKey(o.ID, p)); err != nil || !charged {
 		return err
 	}
-	key := append(u64Key(prefixRenewalRefund, uint64(o.ID)), u64Key("", uint64(p))...)
+	key := renewalRefundKey(o.ID, p)
 	if done, err := exists(txn, key); err != nil || done {
 		return err
 	}
@@ -164,9 +164,14 @@ func (s *Store) refundRenewal(txn *tx, o *Order, p int, now time.Time) error {
 	return txn.Set(key, u64Key("", seq))
 }
 
-func renewalKey(orderID int64, period int) []byte {
-	k := u64Key(prefixRenewal, uint64(orderID))
-	return append(k, u64Key("", uint64(period))...)
+func renewalKey(orderID int64, period int) []byte { return periodKey(prefixRenewal, orderID, period) }
+
+func renewalRefundKey(orderID int64, period int) []byte {
+	return periodKey(prefixRenewalRefund, orderID, period)
+}
+
+func periodKey(prefix string, orderID int64, period int) []byte {
+	return append(u64Key(prefix, uint64(orderID)), u64Key("", uint64(period))...)
 }
 
 func orderOpKey(id int64) []byte { return u64Key(prefixOrderOp, uint64(id)) }

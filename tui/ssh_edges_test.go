@@ -141,25 +141,7 @@ func TestHugeSSHWindowIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	sess, err := c.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	out, err := sess.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := sess.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.RequestPty("xterm-256color", 30, 110, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := sess.Shell(); err != nil {
-		t.Fatal(err)
-	}
+	sess, out, in := sshtest.Terminal(t, c)
 	var (
 		mu    sync.Mutex
 		seen  []byte

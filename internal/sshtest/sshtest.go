@@ -63,6 +63,14 @@ func SilentConsole(t testing.TB, c *gossh.Client) (*gossh.Session, *Screen, io.W
 
 func open(t testing.TB, c *gossh.Client) (*gossh.Session, *Screen, io.Writer) {
 	t.Helper()
+	sess, out, in := Terminal(t, c)
+	return sess, newScreen(out), in
+}
+
+// Terminal opens a session with a 110×30 pty and a shell, closed with the test, and
+// answers its raw output and input: for a test that reads the bytes themselves.
+func Terminal(t testing.TB, c *gossh.Client) (*gossh.Session, io.Reader, io.Writer) {
+	t.Helper()
 	sess, err := c.NewSession()
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +90,7 @@ func open(t testing.TB, c *gossh.Client) (*gossh.Session, *Screen, io.Writer) {
 	if err := sess.Shell(); err != nil {
 		t.Fatal(err)
 	}
-	return sess, newScreen(out), in
+	return sess, out, in
 }
 
 // backgroundQuery is OSC 11 with no colour: a program asking the terminal's background.
