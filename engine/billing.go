@@ -173,6 +173,14 @@ func (b *billingActor) rescan() {
 	})
 	if err != nil {
 		b.d.cfg.Logger.Error("billing: cannot read the active orders; trying again at the next rescan", "err", err)
+		return
+	}
+	// An order ended outside billing (terminated, cancelled by an operator) is never
+	// scheduled again, so its entry would stay for the daemon's life.
+	for id := range b.checked {
+		if _, active := b.next[id]; !active {
+			delete(b.checked, id)
+		}
 	}
 }
 
