@@ -493,8 +493,9 @@ func TestBlogWriteWindowCannotBeSidestepped(t *testing.T) {
 	}
 }
 
-// A client sweeping many slugs keeps one bounded reader record: beyond maxReaderSlugs
-// its oldest views leave the dedup window early, and nothing grows.
+// A client sweeping many slugs keeps one bounded reader record: once it holds
+// maxReaderSlugs views inside the window, further slugs are not counted until its
+// oldest view leaves the window, and nothing grows.
 func TestReaderRecordIsBounded(t *testing.T) {
 	s, clock := blogSetup(t)
 	// The slugs exist already: one client may only create NewSlugsPerClient a day.
@@ -505,17 +506,23 @@ func TestReaderRecordIsBounded(t *testing.T) {
 	if _, err := s.SeedViews(seed); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i <= maxReaderSlugs; i++ {
+	first := clock.Now().Add(time.Second)
+	for i := 0; i < maxReaderSlugs; i++ {
 		clock.Advance(time.Second)
 		if res, err := s.RecordView(Hit{Slug: fmt.Sprintf("p%d", i), IP: "192.0.2.9"}); err != nil || !res.Counted {
 			t.Fatalf("view %d: %+v %v", i, res, err)
 		}
 	}
-	if res, _ := s.RecordView(Hit{Slug: fmt.Sprintf("p%d", maxReaderSlugs), IP: "192.0.2.9"}); res.Counted {
-		t.Fatal("the newest slug was counted twice inside the window")
+	last := fmt.Sprintf("p%d", maxReaderSlugs)
+	if res, _ := s.RecordView(Hit{Slug: last, IP: "192.0.2.9"}); res.Counted {
+		t.Fatal("a slug past maxReaderSlugs was counted while the record is full")
 	}
-	if res, _ := s.RecordView(Hit{Slug: "p0", IP: "192.0.2.9"}); !res.Counted {
-		t.Fatal("the oldest slug is still remembered past maxReaderSlugs")
+	if res, _ := s.RecordView(Hit{Slug: "p0", IP: "192.0.2.9"}); res.Counted {
+		t.Fatal("the oldest slug was counted twice inside the window")
+	}
+	clock.Set(first.Add(ViewDedupWindow))
+	if res, _ := s.RecordView(Hit{Slug: last, IP: "192.0.2.9"}); !res.Counted {
+		t.Fatal("the record's oldest view left the window and another slug is still refused")
 	}
 	r := reader{}
 	for i := 0; i < 3*maxReaderSlugs; i++ {

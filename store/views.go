@@ -149,7 +149,12 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 		if err != nil {
 			return err
 		}
-		seen := rd.countedSince(h.Slug, now.Add(-ViewDedupWindow))
+		since := now.Add(-ViewDedupWindow)
+		// A reader that holds maxReaderSlugs views inside the window is counted for
+		// no more slugs until its oldest leaves it: were the oldest dropped to make
+		// room, a client cycling through one slug more than the record holds was
+		// counted on every view.
+		seen := rd.countedSince(h.Slug, since) || rd.fullSince(since)
 		if !seen {
 			if seen, err = s.countedYesterday(txn, h.IP, h.Slug, now); err != nil {
 				return err
@@ -225,8 +230,9 @@ const (
 	// dedup window past its midnight. Badger expires on the wall clock; the stored
 	// times are what decide.
 	readerTTL = 25 * time.Hour
-	// maxReaderSlugs bounds one reader's record: a client sweeping more slugs than this
-	// within the window has its oldest views counted again, and nothing grows.
+	// maxReaderSlugs bounds one reader's record: a client counted for this many slugs
+	// within the window is counted for no more until the oldest leaves it, so nothing
+	// grows and no slug is counted twice inside the window.
 	maxReaderSlugs = 64
 )
 
@@ -237,6 +243,17 @@ func (r reader) countedSince(slug string, since time.Time) bool {
 		}
 	}
 	return false
+}
+
+// fullSince reports whether r holds maxReaderSlugs slugs counted after since.
+func (r reader) fullSince(since time.Time) bool {
+	n := 0
+	for _, e := range r {
+		if e.at > since.UnixNano() {
+			n++
+		}
+	}
+	return n >= maxReaderSlugs
 }
 
 // with records slug as counted at now, dropping entries that left the window.
