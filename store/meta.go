@@ -3,9 +3,13 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/hangarhq/hangar/store/internal/kv"
 )
 
 // migration is one small, ordered step of the schema. Steps are appended, never
@@ -108,4 +112,61 @@ func (s *Store) MetaFlag(name string) (bool, error) {
 		return err
 	})
 	return ok, err
+}
+
+// metaRestored marks a store `hangar restore` wrote, until the start after it has
+// reconciled with the providers: the value is the time of the restore (RFC 3339).
+const metaRestored = prefixMeta + "restored"
+
+// ErrNewerSchema is RestoreBackup refusing a backup written by a newer hangar: its
+// store would not start with this one.
+var ErrNewerSchema = errors.New("store: the backup was written by a newer hangar")
+
+// RestoreBackup loads a backup into dir, which must be empty or not exist (Restore),
+// refusing one whose schema is newer than this hangar's before anything is kept, and
+// marks the restored store: the orders the backup missed may still have servers at
+// the providers, labelled with ids the restored order sequence would hand out again,
+// so the next start must reconcile before it takes orders (RestoredAt, ClearRestored).
+func RestoreBackup(dir string, r io.Reader, now time.Time) (BackupInfo, error) {
+	return kv.RestoreWith(dir, r, kv.RestoreOptions{
+		Check: func(key, val []byte) error {
+			if string(key) != metaSchemaVersion {
+				return nil
+			}
+			v, err := strconv.Atoi(string(val))
+			if err != nil {
+				return fmt.Errorf("the backup's schema version %q: damaged", val)
+			}
+			if v > len(migrations) {
+				return fmt.Errorf("%w: its data is at schema %d, this hangar knows %d; restore it with the hangar that wrote it (or a newer one)", ErrNewerSchema, v, len(migrations))
+			}
+			return nil
+		},
+		Set: map[string][]byte{metaRestored: []byte(now.UTC().Format(time.RFC3339))},
+	})
+}
+
+// RestoredAt says whether this store was restored from a backup and has not yet been
+// reconciled with the providers since (ClearRestored), and when it was restored.
+func (s *Store) RestoredAt() (at time.Time, restored bool, err error) {
+	err = s.view(func(txn *tx) error {
+		item, err := txn.Get([]byte(metaRestored))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		restored = true
+		return item.Value(func(b []byte) error {
+			at, _ = time.Parse(time.RFC3339, string(b)) // a damaged time is still a restore
+			return nil
+		})
+	})
+	return at, restored, err
+}
+
+// ClearRestored records that the restored store has been reconciled.
+func (s *Store) ClearRestored() error {
+	return s.update(func(txn *tx) error { return txn.Delete([]byte(metaRestored)) })
 }

@@ -359,6 +359,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := eng.Start(); err != nil {
 		return err
 	}
+	// Before anything can place an order (HTTP, polling, the demo): see storage.go.
+	reconcileAfterRestore(ctx, st, eng, log)
 	backupCtx, stopBackups := context.WithCancel(context.Background())
 	defer stopBackups()
 	go scheduleBackups(backupCtx, st, cfg.Storage, log)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hangarhq/hangar/engine"
 	"github.com/hangarhq/hangar/store"
 )
 
@@ -263,12 +264,51 @@ func runRestore(args []string) error {
 			return fmt.Errorf("%s is not empty (%d entries): restore only into a new or empty directory, so nothing is mixed with what is there", dir, len(names))
 		}
 	}
-	info, err := store.Restore(storeDir(dir), r)
+	info, err := store.RestoreBackup(storeDir(dir), r, time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Printf("restored %d keys into %s; start it with: hangar serve --data %s\n", info.Keys, dir, dir)
+	fmt.Printf("restored %d keys into %s; start it with: hangar serve --data %s\n"+
+		"(its first start reconciles with the providers before it takes orders)\n", info.Keys, dir, dir)
 	return nil
+}
+
+// restoreReconcileLine is what the first start after a restore logs before it
+// reconciles.
+const restoreReconcileLine = "a restored store: reconciling before taking orders"
+
+// reconcileAfterRestore runs a reconcile before the first start after a restore takes
+// orders. The backup does not know the orders placed after it: their servers keep
+// hangar-order-<id> labels at the providers, and the restored order sequence would
+// hand those ids out again (a Linode label is unique: such an order could never have
+// a server). The reconcile moves new order ids past every such label. Until it has
+// listed every provider the store stays marked, and every start tries again.
+func reconcileAfterRestore(ctx context.Context, st *store.Store, rec interface {
+	Reconcile(context.Context) (engine.ReconcileReport, error)
+}, log *slog.Logger) {
+	at, restored, err := st.RestoredAt()
+	if err != nil {
+		log.Error("cannot read whether this store was restored; run a reconcile (POST /admin/reconcile) before orders come in", "err", err)
+		return
+	}
+	if !restored {
+		return
+	}
+	log.Warn(restoreReconcileLine, "restored_at", at)
+	rep, err := rec.Reconcile(ctx)
+	if err == nil && len(rep.Errors) > 0 {
+		err = errors.New(strings.Join(rep.Errors, "; "))
+	}
+	if err != nil {
+		log.Error("the reconcile after the restore did not finish: new orders may be given ids whose hangar-order labels a provider still holds; "+
+			"run POST /admin/reconcile (the console's r) once every provider answers. The next start tries again", "err", err)
+		return
+	}
+	if err := st.ClearRestored(); err != nil {
+		log.Warn("the reconcile after the restore ran, but its marker stays: the next start runs it again", "err", err)
+		return
+	}
+	log.Info("reconciled after the restore", "providers", rep.Providers, "servers", rep.Servers, "orphans", len(rep.Orphans))
 }
 
 // runRepair is `hangar repair --data DIR`.

@@ -191,6 +191,21 @@ func restoringDir(dir string) string { return filepath.Clean(dir) + ".restoring"
 // was; killed, the half-built store stays beside dir, Open refuses dir until a restore
 // finishes, and the next Restore starts over.
 func Restore(dir string, r io.Reader) (BackupInfo, error) {
+	return RestoreWith(dir, r, RestoreOptions{})
+}
+
+// RestoreOptions is what a restore does besides loading the backup's keys.
+type RestoreOptions struct {
+	// Check sees every key of the backup as it is read; an error refuses the restore
+	// whole (nothing is kept).
+	Check func(key, val []byte) error
+	// Set is written into the restored store after the backup's keys (markers that the
+	// next start acts on).
+	Set map[string][]byte
+}
+
+// RestoreWith is Restore with opts.
+func RestoreWith(dir string, r io.Reader, opts RestoreOptions) (BackupInfo, error) {
 	var info BackupInfo
 	if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
 		return info, fmt.Errorf("%w: %s holds %d entries", ErrNotEmpty, dir, len(names))
@@ -204,7 +219,7 @@ func Restore(dir string, r io.Reader) (BackupInfo, error) {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return info, err
 	}
-	info, err := restoreInto(tmp, r)
+	info, err := restoreInto(tmp, r, opts)
 	if err == nil {
 		// dir is empty or absent (checked above); Go renames no directory over one.
 		if rerr := os.Remove(dir); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
@@ -224,7 +239,7 @@ func Restore(dir string, r io.Reader) (BackupInfo, error) {
 	return info, nil
 }
 
-func restoreInto(dir string, r io.Reader) (BackupInfo, error) {
+func restoreInto(dir string, r io.Reader, opts RestoreOptions) (BackupInfo, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	magic := make([]byte, len(backupMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
@@ -238,6 +253,11 @@ func restoreInto(dir string, r io.Reader) (BackupInfo, error) {
 	wb := db.NewWriteBatchAt(1)
 	defer wb.Cancel()
 	info, err := readBackupRecords(br, func(key, val []byte, expiresAt uint64) error {
+		if opts.Check != nil {
+			if err := opts.Check(key, val); err != nil {
+				return err
+			}
+		}
 		return wb.SetEntry(&badger.Entry{Key: bytes.Clone(key), Value: bytes.Clone(val), ExpiresAt: expiresAt})
 	})
 	if err != nil {
@@ -246,7 +266,14 @@ func restoreInto(dir string, r io.Reader) (BackupInfo, error) {
 	if err := wb.Flush(); err != nil {
 		return info, err
 	}
-	if err := writeMeta(db, 2, map[string][]byte{metaWALFormat: {2}}); err != nil {
+	meta := map[string][]byte{metaWALFormat: {2}}
+	for k, v := range opts.Set {
+		if strings.HasPrefix(k, prefixMetaWAL) {
+			return info, fmt.Errorf("restore: %q is the log's own key", k)
+		}
+		meta[k] = v
+	}
+	if err := writeMeta(db, 2, meta); err != nil {
 		return info, err
 	}
 	return info, db.Sync()
