@@ -275,13 +275,23 @@ func (s *Store) AllowBlogWrite(ip string) (ok bool, retryAfter time.Duration, er
 		if w.ResetAt <= now.UnixNano() {
 			w = blogWindow{ResetAt: now.Add(BlogWriteWindow).UnixNano()}
 		}
+		// A window cannot end more than a window from now: one that does was opened
+		// before the clock stepped back, and would have run for the step's length more.
+		// It is stored ending then, refused or not.
+		stepped := w.ResetAt > now.Add(BlogWriteWindow).UnixNano()
+		if stepped {
+			w.ResetAt = now.Add(BlogWriteWindow).UnixNano()
+		}
 		reset := time.Unix(0, w.ResetAt)
 		if w.Count >= BlogWriteLimit {
 			ok, retryAfter = false, reset.Sub(now)
-			return nil
+			if !stepped {
+				return nil
+			}
+		} else {
+			w.Count++
+			ok, retryAfter = true, 0
 		}
-		w.Count++
-		ok, retryAfter = true, 0
 		// Badger TTLs have one-second resolution and run on the wall clock; the stored
 		// reset time decides, the TTL only cleans up.
 		return putRecord(txn, key, w, reset.Sub(now)+time.Second)

@@ -149,6 +149,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 		if err != nil {
 			return err
 		}
+		rd, stepped := rd.notAfter(now)
 		since := now.Add(-ViewDedupWindow)
 		// A reader that holds maxReaderSlugs views inside the window is counted for
 		// no more slugs until its oldest leaves it: were the oldest dropped to make
@@ -189,7 +190,7 @@ func (s *Store) RecordView(h Hit) (ViewResult, error) {
 				return err
 			}
 		}
-		if !seen || !known {
+		if !seen || !known || stepped {
 			s.readers.Add(readerDay(now), readerFilterHash(hash))
 			if err := txn.SetEntry(badger.NewEntry(key, rd.encode()).WithTTL(readerTTL)); err != nil {
 				return err
@@ -243,6 +244,24 @@ func (r reader) countedSince(slug string, since time.Time) bool {
 		}
 	}
 	return false
+}
+
+// notAfter moves views counted after now (before the clock stepped back) to now, so
+// that they leave the window ViewDedupWindow from now rather than the step's length
+// later; stepped reports that it moved any.
+func (r reader) notAfter(now time.Time) (out reader, stepped bool) {
+	for i, e := range r {
+		if e.at > now.UnixNano() {
+			if !stepped {
+				out, stepped = slices.Clone(r), true
+			}
+			out[i].at = now.UnixNano()
+		}
+	}
+	if !stepped {
+		return r, false
+	}
+	return out, true
 }
 
 // fullSince reports whether r holds maxReaderSlugs slugs counted after since.
