@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,9 +27,15 @@ func (s *Server) backup(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "application/octet-stream")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+`"`)
 	log := s.cfg.Logger
+	// The server's write timeout is a deadline for the whole response, set before the
+	// stream begins: a backup that takes longer to carry than that was cut off. Here it
+	// is a stall limit instead: each write the client's reading makes room for moves the
+	// deadline on, so a slow but steady client gets the whole file, and one that stops
+	// reading is cut off (and the backup's hold on the store released) a stall later.
+	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		start := time.Now()
-		info, err := s.deps.Backups.Backup(context.Background(), w)
+		info, err := s.deps.Backups.Backup(context.Background(), &stallDeadline{w: w, conn: conn, stall: backupStall})
 		if err != nil {
 			log.Error("backup failed while streaming; the client gets a file restore refuses", "err", err)
 			return
@@ -41,3 +48,36 @@ func (s *Server) backup(c *fiber.Ctx) error {
 	})
 	return nil
 }
+
+// backupStall is how long a backup stream waits for a client that stopped reading.
+const backupStall = 30 * time.Second
+
+// stallDeadline moves conn's write deadline stall past each write.
+type stallDeadline struct {
+	w     io.Writer
+	conn  net.Conn
+	stall time.Duration
+}
+
+// Write hands p on in pieces of at most stallPiece bytes, moving the deadline before
+// each: the stream's pipe holds a few writes, so after the last one the client has
+// a stall's time to take only that little.
+func (s *stallDeadline) Write(p []byte) (int, error) {
+	var n int
+	for len(p) > 0 {
+		piece := p[:min(len(p), stallPiece)]
+		if s.conn != nil {
+			_ = s.conn.SetWriteDeadline(time.Now().Add(s.stall))
+		}
+		m, err := s.w.Write(piece)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
+	}
+	return n, nil
+}
+
+// stallPiece bounds one write into the response stream.
+const stallPiece = 32 << 10
