@@ -317,10 +317,30 @@ func lengthCheck(field, v string, minRunes, maxRunes int) error {
 	if strings.TrimSpace(v) == "" && minRunes > 0 {
 		return badRequest("invalid_"+field, field+" is required")
 	}
+	if minRunes > 0 && !visibleText(v) {
+		return badRequest("invalid_"+field, field+" is required: it shows nothing (only spaces, joiners, marks or blank characters)")
+	}
 	if n := utf8.RuneCountInString(v); n < minRunes || n > maxRunes {
 		return badRequest("invalid_"+field, field+" must be "+strconv.Itoa(minRunes)+" to "+strconv.Itoa(maxRunes)+" characters")
 	}
 	return nil
+}
+
+// visibleText reports whether v shows something: a letter, digit, punctuation mark,
+// symbol or spacing mark. Space, joiners (U+200C/D), format characters, variation
+// selectors and combining marks alone show nothing; nor does the Braille blank U+2800,
+// a symbol by category and the usual blank nickname once the Hangul fillers are
+// refused.
+func visibleText(v string) bool {
+	for _, r := range v {
+		if r == '\u2800' {
+			continue
+		}
+		if unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S, unicode.Mc) {
+			return true
+		}
+	}
+	return false
 }
 
 // queryLimit reads ?limit= (default def, 1..max) and ?before= (an id, 0 when absent).
