@@ -29,7 +29,7 @@ type BlogViews interface {
 
 // BlogComments keeps comments and the per-IP write allowance.
 type BlogComments interface {
-	Comments(slug string, limit int) ([]store.Comment, error)
+	CommentsPage(slug string, after uint64, limit, maxBytes int) (page []store.Comment, more bool, err error)
 	AddComment(c store.NewComment) (store.Comment, error)
 	EditComment(slug string, id uint64, password, content string) (store.Comment, error)
 	DeleteComment(slug string, id uint64, password string) error
@@ -85,6 +85,9 @@ const (
 	statsDays          = 30
 	statsRecent        = 100
 	commentsPerPage    = 1000
+	// commentsPageBytes bounds the names and content of one page of comments: 43
+	// comments of 2,000 Hangul syllables, or the 1,000 of a page of short ones.
+	commentsPageBytes = 256 << 10
 )
 
 func (c *BlogConfig) defaults() {

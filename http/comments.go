@@ -34,6 +34,8 @@ func toPublic(c store.Comment) publicComment {
 
 type commentsResponse struct {
 	Comments []publicComment `json:"comments"`
+	// Next is the after= of the following page; absent on the last one.
+	Next uint64 `json:"next,omitempty"`
 }
 
 type newCommentRequest struct {
@@ -51,19 +53,35 @@ type deleteCommentRequest struct {
 	Password string `json:"password"`
 }
 
-// listComments answers a slug's comments, oldest first (GET /api/comments/:slug).
+// listComments answers a slug's comments, oldest first (GET /api/comments/:slug),
+// a page at a time: ?after= is the last id the client has (next in the page before),
+// ?limit= caps the page (default and most commentsPerPage), and a page also ends
+// before commentsPageBytes of names and content, so no reader is answered megabytes.
 func (s *Server) listComments(c *fiber.Ctx) error {
 	slug, err := pathSlug(c.Params("*"))
 	if err != nil {
 		return err
 	}
-	list, err := s.deps.Blog.Comments(slug, commentsPerPage)
+	limit, err := queryLimit(c, commentsPerPage, commentsPerPage)
+	if err != nil {
+		return err
+	}
+	var after uint64
+	if v := c.Query("after"); v != "" {
+		if after, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return badRequest("bad_after", "after must be a comment id (next in the page before)")
+		}
+	}
+	list, more, err := s.deps.Blog.CommentsPage(slug, after, limit, commentsPageBytes)
 	if err != nil {
 		return s.blogError(c, err)
 	}
 	out := commentsResponse{Comments: make([]publicComment, len(list))}
 	for i, cm := range list {
 		out.Comments[i] = toPublic(cm)
+	}
+	if more && len(list) > 0 {
+		out.Next = list[len(list)-1].ID
 	}
 	return c.JSON(out)
 }

@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 const (
@@ -107,21 +110,55 @@ func (s *Store) AddComment(nc NewComment) (Comment, error) {
 
 // Comments returns up to limit comments of slug, oldest first.
 func (s *Store) Comments(slug string, limit int) ([]Comment, error) {
+	list, _, err := s.CommentsPage(slug, 0, limit, 0)
+	return list, err
+}
+
+// CommentsPage returns slug's comments with ids above after, oldest first: up to limit
+// of them, and, when maxBytes > 0, no more than fit in maxBytes of names and content
+// (always at least one). more reports that comments follow the last one returned.
+func (s *Store) CommentsPage(slug string, after uint64, limit, maxBytes int) (page []Comment, more bool, err error) {
 	if err := ValidateSlug(slug); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out := []Comment{}
-	prefix := prefixCommentSlug + slug + "\x00"
-	err := s.view(func(txn *tx) error {
-		return scanPrefix(txn, prefix, false, func(key, _ []byte) (bool, error) {
-			var rec commentRecord
-			if err := getRecord(txn, commentKey(u64FromKey(prefix, key)), &rec); err == nil {
-				out = append(out, rec.Comment)
+	page = []Comment{}
+	if limit <= 0 {
+		return page, false, nil
+	}
+	prefix := []byte(prefixCommentSlug + slug + "\x00")
+	err = s.view(func(txn *tx) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		seek := prefix
+		if after > 0 {
+			if after == math.MaxUint64 {
+				return nil
 			}
-			return len(out) < limit, nil
-		})
+			seek = u64Key(string(prefix), after+1)
+		}
+		size := 0
+		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
+			var rec commentRecord
+			err := getRecord(txn, commentKey(u64FromKey(string(prefix), it.Item().Key())), &rec)
+			if errors.Is(err, ErrNotFound) {
+				continue // deleted after its index entry was read
+			}
+			if err != nil {
+				return err
+			}
+			size += len(rec.Name) + len(rec.Content)
+			if len(page) == limit || (maxBytes > 0 && size > maxBytes && len(page) > 0) {
+				more = true
+				return nil
+			}
+			page = append(page, rec.Comment)
+		}
+		return nil
 	})
-	return out, err
+	return page, more, err
 }
 
 // EditComment replaces the content of comment id on slug when password matches, and
