@@ -250,6 +250,9 @@ func (s *Server) blogError(c *fiber.Ctx, err error) error {
 			"this address has created its share of new slugs for today ("+strconv.FormatUint(budget.Budget, 10)+"); its views of existing posts still count, and it may create new ones again after midnight UTC")
 	case errors.Is(err, store.ErrSlugLimit):
 		return newError(fiber.StatusInsufficientStorage, "slug_limit", "too many distinct slugs are stored; new slugs are refused until an operator deletes some (DELETE /api/admin/slugs)")
+	case errors.Is(err, store.ErrPasswordBusy):
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return newError(fiber.StatusServiceUnavailable, "busy", "too many comment passwords are being checked at once; nothing was changed, try again in a second")
 	case errors.Is(err, store.ErrCommentLimit):
 		return newError(fiber.StatusInsufficientStorage, "comment_limit", "the comment store is full; new comments are refused until some are deleted")
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,51 @@ var (
 	ErrWrongPassword = errors.New("store: wrong comment password")
 	// ErrCommentLimit is returned when CommentCap comments are stored.
 	ErrCommentLimit = errors.New("store: comment store is full")
+	// ErrPasswordBusy is returned, before anything is hashed or stored, when as many
+	// comment passwords are being hashed and waiting as the process allows.
+	ErrPasswordBusy = errors.New("store: too many comment passwords are being checked")
 )
+
+// passwordGate bounds PBKDF2 across the process: the per-address write limit counts
+// an IPv6 /64 as one client, and a /48 holds 65,536 of them. Half the processors hash
+// at once, at most passwordQueue more wait, and any beyond are refused at once.
+var passwordGate = newWorkGate(max(1, runtime.GOMAXPROCS(0)/2), passwordQueue)
+
+const passwordQueue = 64
+
+// workGate lets run hashes at once and queue more wait for a turn.
+type workGate struct {
+	places chan struct{} // running and waiting
+	turns  chan struct{} // running
+}
+
+func newWorkGate(run, queue int) *workGate {
+	return &workGate{places: make(chan struct{}, run+queue), turns: make(chan struct{}, run)}
+}
+
+// tryEnter takes a place, or reports that none is free.
+func (g *workGate) tryEnter() bool {
+	select {
+	case g.places <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (g *workGate) leave() { <-g.places }
+
+// do runs fn in its turn, or returns ErrPasswordBusy when no place is free.
+func (g *workGate) do(fn func()) error {
+	if !g.tryEnter() {
+		return ErrPasswordBusy
+	}
+	defer g.leave()
+	g.turns <- struct{}{}
+	defer func() { <-g.turns }()
+	fn()
+	return nil
+}
 
 // Comment is a stored comment. The password hash never leaves this package; the IP is
 // here for the admin API and must be dropped by anything public.
@@ -74,7 +119,11 @@ func (s *Store) AddComment(nc NewComment) (Comment, error) {
 	if err := ValidateSlug(nc.Slug); err != nil {
 		return Comment{}, err
 	}
-	hash, err := hashPassword(nc.Password)
+	var hash string
+	var err error
+	if gerr := passwordGate.do(func() { hash, err = hashPassword(nc.Password) }); gerr != nil {
+		return Comment{}, gerr
+	}
 	if err != nil {
 		return Comment{}, err
 	}
@@ -192,7 +241,11 @@ func (s *Store) withCommentPassword(slug string, id uint64, password string, fn 
 	if rec.Slug != slug {
 		return ErrNotFound
 	}
-	if !verifyPassword(rec.PasswordHash, password) {
+	var match bool
+	if err := passwordGate.do(func() { match = verifyPassword(rec.PasswordHash, password) }); err != nil {
+		return err
+	}
+	if !match {
 		return ErrWrongPassword
 	}
 	return s.update(func(txn *tx) error {
