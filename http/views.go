@@ -50,15 +50,19 @@ func (s *Server) viewTotal(c *fiber.Ctx) error {
 
 // viewTotals reads many totals without counting (GET /api/views?slugs=a,b,c), for a
 // list page that shows a count next to each post. The answer's keys are the slugs in
-// NFC, as stored; a slug holding a comma can only be read on its own.
+// NFC, as stored; a slug holding a comma can only be read on its own. The parameter
+// may also repeat (?slugs=a&slugs=b): every one is read, and the bound counts them all.
 func (s *Server) viewTotals(c *fiber.Ctx) error {
-	raw := c.Query("slugs")
-	if raw == "" {
+	values := c.Context().QueryArgs().PeekMulti("slugs")
+	if len(values) == 0 || len(values) == 1 && len(values[0]) == 0 {
 		return badRequest("missing_slugs", "pass slugs as ?slugs=a,b,c")
 	}
-	parts := strings.Split(raw, ",")
-	if len(parts) > maxSlugsPerRequest {
-		return badRequest("too_many_slugs", "at most "+strconv.Itoa(maxSlugsPerRequest)+" slugs per request")
+	var parts []string
+	for _, v := range values {
+		parts = append(parts, strings.Split(string(v), ",")...)
+		if len(parts) > maxSlugsPerRequest {
+			return badRequest("too_many_slugs", "at most "+strconv.Itoa(maxSlugsPerRequest)+" slugs per request")
+		}
 	}
 	seen := make(map[string]bool, len(parts))
 	slugs := make([]string, 0, len(parts))
