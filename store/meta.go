@@ -170,3 +170,8 @@ func (s *Store) RestoredAt() (at time.Time, restored bool, err error) {
 func (s *Store) ClearRestored() error {
 	return s.update(func(txn *tx) error { return txn.Delete([]byte(metaRestored)) })
 }
+
+// SpaceFor returns ErrInsufficientStorage when writing n more bytes under path (a
+// file beside the store, such as a scheduled backup) would take the data directory's
+// disk below the free-space floor; a path on another disk is never refused.
+func (s *Store) SpaceFor(path string, n int64) error { return s.db.SpaceFor(path, n) }

@@ -91,7 +91,7 @@ func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, 
 		return "", store.BackupInfo{}, err
 	}
 	defer os.Remove(f.Name())
-	info, err := st.Backup(ctx, f)
+	info, err := st.Backup(ctx, &floorWriter{w: f, room: func(n int64) error { return st.SpaceFor(dir, n) }})
 	if err == nil {
 		err = f.Sync()
 	}
@@ -102,6 +102,30 @@ func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, 
 		err = os.Rename(f.Name(), path)
 	}
 	return path, info, err
+}
+
+// floorWriter asks room before each backupSpaceStep bytes it passes on: a backup
+// written on the data directory's disk stops before it takes the disk below the
+// free-space floor (the store's writes would be refused, and Badger's mapped files
+// need the room).
+type floorWriter struct {
+	w      io.Writer
+	room   func(n int64) error
+	budget int64
+}
+
+const backupSpaceStep = 1 << 20
+
+func (f *floorWriter) Write(p []byte) (int, error) {
+	if n := int64(len(p)); n > f.budget {
+		step := max(n, backupSpaceStep)
+		if err := f.room(step); err != nil {
+			return 0, err
+		}
+		f.budget = step
+	}
+	f.budget -= int64(len(p))
+	return f.w.Write(p)
 }
 
 // pruneBackups keeps the newest keep backups, oldest by name going first, and never

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -143,4 +144,36 @@ func (s *DB) Storage() Storage {
 		st.Refusing = err.Error()
 	}
 	return st
+}
+
+// SpaceFor returns ErrInsufficientStorage when writing n more bytes under path would
+// take the data directory's filesystem below the floor, reading the free space now.
+// Writes on another filesystem (a backup directory on its own disk) are not held to
+// it. The store's own writes are guarded by the monitor; this is for files written
+// beside it: a scheduled backup into a directory on the same disk wrote on past the
+// floor, and the store then refused every write.
+func (s *DB) SpaceFor(path string, n int64) error {
+	m := s.space
+	if m.off || m.floor <= 0 {
+		return nil
+	}
+	var data, at unix.Stat_t
+	if err := unix.Stat(m.dir, &data); err != nil {
+		return err
+	}
+	if err := unix.Stat(path, &at); err != nil {
+		return err
+	}
+	if data.Dev != at.Dev {
+		return nil
+	}
+	free, err := m.free()
+	if err != nil {
+		return err
+	}
+	if int64(free)-n < m.floor {
+		return fmt.Errorf("%w: %d bytes more in %s would leave %d free on the data directory's disk, under its floor of %d",
+			ErrInsufficientStorage, n, path, int64(free)-n, m.floor)
+	}
+	return nil
 }

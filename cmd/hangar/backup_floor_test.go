@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hangarhq/hangar/store"
+)
+
+// A scheduled backup into a directory on the data directory's own filesystem stops
+// before it takes the disk below the free-space floor, and keeps nothing. Before, it
+// wrote on to the end: the store then refused every write (507) until an operator
+// freed space, and the floor that keeps Badger's mapped files from a full disk (a
+// SIGBUS, not an error) was gone. Needs root to mount a tmpfs.
+func TestScheduledBackupKeepsTheDataDiskAboveItsFloor(t *testing.T) {
+	mnt := smallTmpfs(t)
+	const floor = 32 << 20
+	st, err := store.Open(store.Options{Dir: filepath.Join(mnt, "data", "db"), SyncWrites: true,
+		Logger: slog.New(slog.DiscardHandler), MinFreeBytes: floor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Records that do not compress: the backup of them is some MB.
+	for range 8 {
+		b := make([]byte, 1<<20)
+		rand.Read(b)
+		if err := st.PutReconcileReport([]byte(`"` + base64.StdEncoding.EncodeToString(b) + `"`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Deposit(1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf countingWriter
+	buf.w = io.Discard
+	if _, err := st.Backup(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	// Leave the floor and half the backup's size free.
+	ballast, err := os.Create(filepath.Join(mnt, "ballast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for chunk := make([]byte, 1<<20); ; {
+		left := freeBytes(t, mnt) - floor - buf.n/2
+		if left <= 0 {
+			break
+		}
+		if _, err := ballast.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ballast.Close()
+	dir := filepath.Join(mnt, "backups")
+	path, _, err := writeBackupFile(context.Background(), st, dir)
+	if !errors.Is(err, store.ErrInsufficientStorage) {
+		t.Errorf("a backup of %d bytes with %d free above the floor: %v (written to %s)", buf.n, freeBytes(t, mnt)-floor, err, path)
+	}
+	if free := freeBytes(t, mnt); free < floor {
+		t.Errorf("the backup left %d bytes free, under the floor of %d", free, int64(floor))
+	}
+	names, _ := os.ReadDir(dir)
+	for _, n := range names {
+		t.Errorf("the refused backup left %s", n.Name())
+	}
+	// A backup directory on another filesystem is not held to the data disk's floor.
+	other := filepath.Join(t.TempDir(), "backups")
+	if path, _, err := writeBackupFile(context.Background(), st, other); err != nil || !strings.HasPrefix(path, other) {
+		t.Errorf("a backup to another filesystem: %s, %v", path, err)
+	}
+}
+
+func freeBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	var s syscall.Statfs_t
+	if err := syscall.Statfs(path, &s); err != nil {
+		t.Fatal(err)
+	}
+	return int64(s.Bavail) * int64(s.Bsize)
+}
