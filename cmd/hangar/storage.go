@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hangarhq/hangar/engine"
 	"github.com/hangarhq/hangar/store"
 )
@@ -60,6 +62,7 @@ func scheduleBackups(ctx context.Context, st *store.Store, cfg storageConfig, lo
 	if cfg.BackupDir == "" {
 		return
 	}
+	removeLeftPartials(cfg.BackupDir, log)
 	t := time.NewTicker(cfg.BackupEvery)
 	defer t.Stop()
 	for {
@@ -86,11 +89,13 @@ func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, 
 		return "", store.BackupInfo{}, err
 	}
 	path := filepath.Join(dir, backupPrefix+time.Now().UTC().Format(backupStamp)+".backup")
-	f, err := os.CreateTemp(dir, ".partial-*")
+	f, err := os.CreateTemp(dir, partialPrefix+"*")
 	if err != nil {
 		return "", store.BackupInfo{}, err
 	}
 	defer os.Remove(f.Name())
+	// Held while it is written: removeLeftPartials deletes only the ones no process holds.
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	info, err := st.Backup(ctx, &floorWriter{w: f, room: func(n int64) error { return st.SpaceFor(dir, n) }})
 	if err == nil {
 		err = f.Sync()
@@ -102,6 +107,37 @@ func writeBackupFile(ctx context.Context, st *store.Store, dir string) (string, 
 		err = os.Rename(f.Name(), path)
 	}
 	return path, info, err
+}
+
+// partialPrefix begins the name of a scheduled backup being written.
+const partialPrefix = ".partial-"
+
+// removeLeftPartials deletes the temporary files of scheduled backups that a crash cut
+// off (each as large as a backup; pruning looks only at finished ones). One still
+// being written, by another daemon sharing the directory, is locked and stays.
+func removeLeftPartials(dir string, log *slog.Logger) {
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n.Name(), partialPrefix) || !n.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(dir, n.Name())
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			if err := os.Remove(path); err != nil {
+				log.Warn("cannot delete what a cut-off backup left", "file", path, "err", err)
+			} else {
+				log.Info("deleted what a cut-off backup left", "file", path)
+			}
+		}
+		f.Close()
+	}
 }
 
 // floorWriter asks room before each backupSpaceStep bytes it passes on: a backup
@@ -225,8 +261,13 @@ func runBackup(args []string) error {
 		}
 		return nil
 	}
+	// A new file, owner-only: one left at tmp (by a backup cut off, or anything else)
+	// is replaced, not written into with its own permissions or followed as a link.
 	tmp := target + ".partial"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
