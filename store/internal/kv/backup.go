@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"golang.org/x/sys/unix"
 )
 
 // A backup is every live key of the store at one commit boundary, streamed while the
@@ -207,6 +208,13 @@ type RestoreOptions struct {
 // RestoreWith is Restore with opts.
 func RestoreWith(dir string, r io.Reader, opts RestoreOptions) (BackupInfo, error) {
 	var info BackupInfo
+	// One restore into a directory at a time: a second one removed the first's
+	// half-built store from under its open Badger and built its own in its place.
+	unlock, err := lockRestore(dir)
+	if err != nil {
+		return info, err
+	}
+	defer unlock()
 	if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
 		return info, fmt.Errorf("%w: %s holds %d entries", ErrNotEmpty, dir, len(names))
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -219,7 +227,7 @@ func RestoreWith(dir string, r io.Reader, opts RestoreOptions) (BackupInfo, erro
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return info, err
 	}
-	info, err := restoreInto(tmp, r, opts)
+	info, err = restoreInto(tmp, r, opts)
 	if err == nil {
 		// dir is empty or absent (checked above); Go renames no directory over one.
 		if rerr := os.Remove(dir); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
@@ -237,6 +245,30 @@ func RestoreWith(dir string, r io.Reader, opts RestoreOptions) (BackupInfo, erro
 		return info, fmt.Errorf("store: restore: %w (nothing was kept in %s)", err, dir)
 	}
 	return info, nil
+}
+
+// ErrRestoreRunning is Restore refusing a directory another restore is loading.
+var ErrRestoreRunning = errors.New("store: another restore into this directory is running")
+
+// lockRestore takes an exclusive lock on the directory that holds dir (and its
+// .restoring beside it), for as long as the restore runs; a process that dies drops it.
+func lockRestore(dir string) (unlock func(), err error) {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(parent)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w (%s is locked); wait for it, or stop it and run this one again", ErrRestoreRunning, parent)
+		}
+		return nil, fmt.Errorf("store: lock %s for the restore: %w", parent, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func restoreInto(dir string, r io.Reader, opts RestoreOptions) (BackupInfo, error) {
