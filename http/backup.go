@@ -35,7 +35,7 @@ func (s *Server) backup(c *fiber.Ctx) error {
 	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		start := time.Now()
-		info, err := s.deps.Backups.Backup(context.Background(), &stallDeadline{w: w, conn: conn, stall: backupStall})
+		info, err := s.deps.Backups.Backup(context.Background(), &stallDeadline{w: w, conn: conn, stall: s.cfg.writeTimeout()})
 		if err != nil {
 			log.Error("backup failed while streaming; the client gets a file restore refuses", "err", err)
 			return
@@ -48,9 +48,6 @@ func (s *Server) backup(c *fiber.Ctx) error {
 	})
 	return nil
 }
-
-// backupStall is how long a backup stream waits for a client that stopped reading.
-const backupStall = 30 * time.Second
 
 // stallDeadline moves conn's write deadline stall past each write.
 type stallDeadline struct {

@@ -63,6 +63,17 @@ type Config struct {
 	// PrivateOps moves /metrics and the detailed health off the public app onto the
 	// one ServeOps runs (--metrics-addr).
 	PrivateOps bool
+	// WriteTimeout bounds writing one response (0: 30 s); a backup's stream takes it
+	// as the longest a client may stall instead.
+	WriteTimeout time.Duration
+}
+
+// writeTimeout is WriteTimeout or its default.
+func (c Config) writeTimeout() time.Duration {
+	if c.WriteTimeout > 0 {
+		return c.WriteTimeout
+	}
+	return 30 * time.Second
 }
 
 // Deps are the parts the handlers call.
@@ -129,7 +140,7 @@ func newApp(cfg Config) *fiber.App {
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(cfg.Logger),
 		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          30 * time.Second,
+		WriteTimeout:          cfg.writeTimeout(),
 		IdleTimeout:           2 * time.Minute,
 	})
 	app.Server().Handler = refuseUnknownMethods(app.Server().Handler)
