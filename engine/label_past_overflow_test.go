@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +18,7 @@ import (
 // hangar-order-9223372036854775807 (typed by hand, or another tool's) makes the next
 // order id 2^63, which is negative as the int64 every order id is. Expected: an id past
 // what a store could ever have handed out is reported, not followed, and new order ids
-// stay positive.
+// stay positive, and the report says so.
 func TestReconcileNeverMovesOrderIDsPastInt64(t *testing.T) {
 	fake, lin := linodeFake(t, fakeapi.WithBootDelay(0))
 	env := hangartest.Start(t, hangartest.Options{
@@ -24,8 +26,15 @@ func TestReconcileNeverMovesOrderIDsPastInt64(t *testing.T) {
 		Providers: map[string]engine.Provider{"linode": lin},
 	})
 	fake.Seed(engine.InstanceLabel(math.MaxInt64), "ap-northeast", "g6-nanode-1")
-	if _, err := env.Engine.Reconcile(t.Context()); err != nil {
+	rep, err := env.Engine.Reconcile(t.Context())
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Reported in the report's errors, not only logged: a reconcile after a restore
+	// that could not move the ids is not done, and serve keeps the restore's mark.
+	label := engine.InstanceLabel(math.MaxInt64)
+	if !slices.ContainsFunc(rep.Errors, func(e string) bool { return strings.Contains(e, label) }) {
+		t.Errorf("the reconcile report's errors %q do not say the ids could not move past %s", rep.Errors, label)
 	}
 	env.Deposit(t, 42, 1_000_000)
 	r := env.Bearer(t, "POST", "/orders", []byte(`{"user_id":42,"telegram_user_id":"42","spec_id":"linode-nano","region":"ap-northeast"}`))

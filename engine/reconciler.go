@@ -207,6 +207,10 @@ func (r *reconciler) sortOut(rep *ReconcileReport, provider string, servers []cl
 	var lost int64
 	defer func() {
 		if advanced, err := r.d.store.OrderIDsPast(lost); err != nil {
+			// In the report's errors too: a reconcile after a restore that could not
+			// move the ids is not done (serve keeps the restore's mark and runs it again).
+			r.d.metrics.errors.Inc()
+			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: cannot move new order ids past label %s: %s", provider, InstanceLabel(lost), r.d.scrub.text(err.Error())))
 			r.d.cfg.Logger.Error("reconcile: cannot move order ids past the provider's labels", "past", lost, "err", err)
 		} else if advanced {
 			r.d.cfg.Logger.Warn("reconcile: new order ids now start above a provider's hangar-order label no order here has (a restore from an older backup?)", "past", lost, "provider", provider)
