@@ -230,13 +230,16 @@ func Open(opts Options) (*DB, error) {
 func (s *DB) Close() error {
 	close(s.stopGC)
 	<-s.gcDone
-	s.releaseSeqs()
 	return s.shutdown()
 }
 
 func (s *DB) shutdown() error {
 	stopped := s.endBackups()
 	s.stopCommits()
+	// Only once no commit runs or can start: a number handed out after its
+	// sequence was written back was used by a commit still running, and handed out
+	// again after the restart.
+	s.releaseSeqs()
 	s.space.stop()
 	s.wal.close()
 	<-s.applied

@@ -41,6 +41,9 @@ func (s *DB) NextSeq(key string) (uint64, error) {
 // lease is the sequence's numbers in hand, read from the store the first time; the
 // caller holds seqMu.
 func (s *DB) lease(name string) (*seqLease, error) {
+	if s.seqs == nil {
+		return nil, ErrClosed // written back (releaseSeqs)
+	}
 	if q := s.seqs[name]; q != nil {
 		return q, nil
 	}
@@ -107,7 +110,8 @@ func (s *DB) storeSeq(name string, v uint64) error {
 }
 
 // releaseSeqs writes each sequence's unused numbers back, so a restart continues where
-// this run stopped.
+// this run stopped. It runs once no commit can run any more (shutdown), and hands out
+// no number after it: one would be handed out again after the restart.
 func (s *DB) releaseSeqs() {
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
@@ -118,4 +122,5 @@ func (s *DB) releaseSeqs() {
 			}
 		}
 	}
+	s.seqs = nil
 }
