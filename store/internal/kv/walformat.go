@@ -165,14 +165,22 @@ func allZero(b []byte) bool {
 // validFrameAfter reports whether a whole, checksummed frame starts anywhere in b at or
 // after from: the sign that the bad bytes before it were once acknowledged, since a
 // frame is only written after the one before it was synced.
+//
+// A record is laid out as a frame is, and a frame's first record starts 8 bytes in,
+// aligned: a whole record of a torn last frame that ends on an 8-byte boundary reads
+// as a frame by itself. So a frame counts only if its payload is whole records too,
+// which a record's payload (an entry count, then entries) is not but by a checksum
+// collision.
 func validFrameAfter(b []byte, from int) bool {
 	for off := align8(from); off+frameHeaderLen <= len(b); off += 8 {
 		n := int(binary.LittleEndian.Uint32(b[off:]))
 		if n == 0 || off+frameHeaderLen+n > len(b) {
 			continue
 		}
-		if _, _, err := readFrame(b, off); err == nil {
-			return true
+		if payload, _, err := readFrame(b, off); err == nil {
+			if _, err := frameRecords(payload, nil); err == nil {
+				return true
+			}
 		}
 	}
 	return false
