@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hangarhq/hangar/store"
 )
@@ -46,6 +47,10 @@ func TestScheduledBackupKeepsTheDataDiskAboveItsFloor(t *testing.T) {
 	if _, err := st.Backup(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
+	// The log fills its next segment with zeroes in the background (64 MiB, about
+	// 1.5 s): wait until the disk's free space stops moving, so that the room left
+	// below is what the backup finds.
+	settleFree(t, mnt)
 	// Leave the floor and half the backup's size free.
 	ballast, err := os.Create(filepath.Join(mnt, "ballast"))
 	if err != nil {
@@ -77,6 +82,22 @@ func TestScheduledBackupKeepsTheDataDiskAboveItsFloor(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "backups")
 	if path, _, err := writeBackupFile(context.Background(), st, other); err != nil || !strings.HasPrefix(path, other) {
 		t.Errorf("a backup to another filesystem: %s, %v", path, err)
+	}
+}
+
+// settleFree waits until the free space under path reads the same three times in a
+// row, a quarter second apart (at most 30 s).
+func settleFree(t *testing.T, path string) {
+	t.Helper()
+	last, same := freeBytes(t, path), 0
+	for deadline := time.Now().Add(30 * time.Second); same < 2 && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		free := freeBytes(t, path)
+		if free == last {
+			same++
+		} else {
+			last, same = free, 0
+		}
 	}
 }
 
