@@ -314,7 +314,10 @@ func (w *wal) startSegment(n, prevLen uint64, f logFile) (logFile, error) {
 		err = f.Sync()
 	}
 	if err != nil {
+		// A header written in part is not left to be found at the next start (after
+		// a stop while the disk failed), which took it for a damaged log.
 		f.Close()
+		os.Remove(path)
 		return nil, err
 	}
 	if w.sync {
