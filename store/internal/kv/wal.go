@@ -415,6 +415,7 @@ func (w *wal) loop() {
 				// The spare was handed to w.buf above: left as the spare, it would be
 				// both the next frame written and the buffer commits append to then.
 				w.spare = buf
+				w.cutFailed()
 				w.fail(err, pending, gen)
 				w.recover()
 				continue
@@ -521,6 +522,17 @@ func (w *wal) fail(err error, pending []*walEntry, gen *walGen) {
 	w.log.Error("store: the write-ahead log could not write; refusing writes until it can", "segment", w.seg, "err", err, "refused_commits", len(gen.waiters)+len(laterGen.waiters))
 	gen.finish(refused)
 	laterGen.finish(refused)
+}
+
+// cutFailed cuts a failed frame from its segment before its commits hear the error:
+// written (only its sync failed), the frame is whole on the disk, and a crash after
+// the answer, before recover's own cut, replayed a commit answered with an error.
+// Best effort: if the cut fails, recover retries it, and the next segment's header
+// hides the frame once it exists.
+func (w *wal) cutFailed() {
+	if err := w.f.Truncate(w.size); err == nil {
+		_ = w.f.Sync()
+	}
 }
 
 // recover starts a fresh segment after a failed write, retrying with backoff until it
