@@ -206,12 +206,21 @@ func (a *applier) apply(g gathered) {
 		a.keep = true
 		return
 	}
-	if !a.keep && a.pos.before(g.end) {
+	// A segment closed after the batch's last frame held none (its first write
+	// failed): the record goes past it too, as coverClosed's does, or its removal
+	// below looked like a missing segment at the next start.
+	end := g.end
+	if len(g.closed) > 0 {
+		if c := (logPos{slices.Max(g.closed), segHeaderLen}); end.before(c) {
+			end = c
+		}
+	}
+	if !a.keep && a.pos.before(end) {
 		a.ts++
-		if err := writeMeta(a.s.db, a.ts, map[string][]byte{metaWALApplied: g.end.encode()}); err != nil {
+		if err := writeMeta(a.s.db, a.ts, map[string][]byte{metaWALApplied: end.encode()}); err != nil {
 			a.s.log.Warn("store: record how far badger holds the write-ahead log", "err", err)
 		} else {
-			a.pos = g.end
+			a.pos = end
 			a.s.appliedTs.Store(a.ts)
 		}
 	}
