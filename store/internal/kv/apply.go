@@ -30,6 +30,8 @@ type applier struct {
 	fault func() error
 	// pos is how far Badger holds the log (walApplied).
 	pos logPos
+	// closed are segments applied and closed but not removed yet (removeClosed).
+	closed []uint64
 	// unwritten holds the keys born in the log (see tx.MarkBorn) whose entries have
 	// all been skipped so far: Badger has no version of them, so a delete that is
 	// their newest entry need not reach it.
@@ -155,25 +157,36 @@ func (a *applier) loop(q *applyQueue) {
 		// Readers meanwhile find everything in the overlay.
 		g, done := q.gather(applyMaxEntries, applyInterval)
 		a.apply(g)
-		if len(g.closed) > 0 && !a.keep && a.dir != "" && a.sync {
-			if err := a.syncBadger(); err != nil {
-				// The segments stay; the next start replays and removes them.
-				a.s.log.Error("store: sync badger before removing applied write-ahead log segments", "err", err)
-				g.closed = nil
-			}
-		}
-		for _, n := range g.closed {
-			if a.keep || a.dir == "" {
-				continue
-			}
-			if err := os.Remove(segmentPath(a.dir, n)); err != nil {
-				a.s.log.Error("store: remove applied write-ahead log segment", "segment", n, "err", err)
-			}
+		a.closed = append(a.closed, g.closed...)
+		if len(a.closed) > 0 && !a.keep && a.dir != "" {
+			a.removeClosed()
 		}
 		if done {
 			return
 		}
 	}
+}
+
+// removeClosed removes the applied segments in a.closed, oldest first, once Badger's
+// copy of them is durable. What it cannot remove now (the sync or a removal failed)
+// stays in a.closed, and every segment after it too, for the next batch to retry (or
+// the next start to replay): removed past one that stays, the log had a hole, and the
+// next start was refused as damaged ("the segment is missing between").
+func (a *applier) removeClosed() {
+	if a.sync {
+		if err := a.syncBadger(); err != nil {
+			a.s.log.Error("store: sync badger before removing applied write-ahead log segments", "err", err)
+			return
+		}
+	}
+	for i, n := range a.closed {
+		if err := os.Remove(segmentPath(a.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			a.s.log.Error("store: remove applied write-ahead log segment", "segment", n, "err", err)
+			a.closed = slices.Delete(a.closed, 0, i)
+			return
+		}
+	}
+	a.closed = a.closed[:0]
 }
 
 // syncBadger makes what the applier wrote to Badger durable.
