@@ -156,9 +156,9 @@ func (a *applier) loop(q *applyQueue) {
 	for {
 		// Readers meanwhile find everything in the overlay.
 		g, done := q.gather(applyMaxEntries, applyInterval)
-		a.apply(g)
+		recorded := a.apply(g)
 		a.closed = append(a.closed, g.closed...)
-		if len(a.closed) > 0 && !a.keep && a.dir != "" {
+		if recorded && len(a.closed) > 0 && !a.keep && a.dir != "" {
 			a.removeClosed()
 		}
 		if done {
@@ -199,7 +199,10 @@ func (a *applier) syncBadger() error {
 	return a.s.db.Sync()
 }
 
-func (a *applier) apply(g gathered) {
+// apply writes g's entries to Badger and records how far Badger holds the log; recorded
+// is false if that record failed.
+func (a *applier) apply(g gathered) (recorded bool) {
+	recorded = true
 	if len(g.entries) == 0 {
 		a.coverClosed(g.closed)
 		return
@@ -217,7 +220,7 @@ func (a *applier) apply(g gathered) {
 		// The entries stay readable in the overlay and durable in the log, which is
 		// kept for the next start to replay.
 		a.keep = true
-		return
+		return false
 	}
 	// A segment closed after the batch's last frame held none (its first write
 	// failed): the record goes past it too, as coverClosed's does, or its removal
@@ -230,8 +233,12 @@ func (a *applier) apply(g gathered) {
 	}
 	if !a.keep && a.pos.before(end) {
 		a.ts++
-		if err := writeMeta(a.s.db, a.ts, map[string][]byte{metaWALApplied: end.encode()}); err != nil {
+		if err := a.record(end); err != nil {
+			// Badger holds the batch but does not say so: the segments it closed stay
+			// (loop) until a later record covers them, or they would look missing at
+			// the next start.
 			a.s.log.Warn("store: record how far badger holds the write-ahead log", "err", err)
+			recorded = false
 		} else {
 			a.pos = end
 			a.s.appliedTs.Store(a.ts)
@@ -242,6 +249,21 @@ func (a *applier) apply(g gathered) {
 	a.s.stats.applyBatches.Add(1)
 	// An elided delete is as applied as a written one: Badger has no value either way.
 	a.s.cache.admit(append(last, elided...))
+	return recorded
+}
+
+// applyRecordFault, when set (tests only), fails the applier's records of how far
+// Badger holds the log.
+var applyRecordFault func() error
+
+// record writes pos as how far Badger holds the log, as version a.ts.
+func (a *applier) record(pos logPos) error {
+	if f := applyRecordFault; f != nil {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return writeMeta(a.s.db, a.ts, map[string][]byte{metaWALApplied: pos.encode()})
 }
 
 // coverClosed moves Badger's record of how far it holds the log past segments about to
