@@ -79,8 +79,10 @@ func TestScheduledBackupKeepsTheDataDiskAboveItsFloor(t *testing.T) {
 	if !errors.Is(err, store.ErrInsufficientStorage) {
 		t.Errorf("a backup of %d bytes with %d free above the floor: %v (written to %s)", buf.n, freeBytes(t, mnt)-floor, err, path)
 	}
-	if free := freeBytes(t, mnt); free < floor {
-		t.Errorf("the backup left %d bytes free, under the floor of %d", free, int64(floor))
+	// The store may still take a few hundred KB of its own meanwhile (its new log
+	// segment); a backup written on to its end would leave MBs under the floor.
+	if free := freeBytes(t, mnt); free < floor-backupSpaceStep {
+		t.Errorf("the backup left %d bytes free, more than %d under the floor of %d", free, backupSpaceStep, int64(floor))
 	}
 	names, _ := os.ReadDir(dir)
 	for _, n := range names {
