@@ -30,6 +30,7 @@ type ledgerEntry struct {
 // its period began (a period charged twice is a later period charged early), its
 // running totals must add up, and the balance must be what is left.
 func TestBillingCrashRenewsEachPeriodOnce(t *testing.T) {
+	t.Parallel() // a subprocess's waits, overlapped with another's
 	const (
 		user, orders, price = 88, 6, 5000 // sim-nano
 		renewalsPaid        = 12

@@ -17,6 +17,7 @@ import (
 // user gets the message, and no more users than --broadcast-batch (the documented
 // window: those settled since the last progress commit) get it twice.
 func TestBroadcastSurvivesSIGKILL(t *testing.T) {
+	t.Parallel() // a subprocess's waits, overlapped with another's
 	const (
 		users = 600
 		batch = 10

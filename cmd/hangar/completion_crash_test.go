@@ -21,6 +21,7 @@ import (
 // Every order must end active with one server, one hold and one capture: an order
 // whose batch the kill cut off is resumed and found by label, never charged twice.
 func TestCrashDuringCompletionsChargesEachOrderOnce(t *testing.T) {
+	t.Parallel() // a subprocess's waits, overlapped with another's
 	linode := linodefake.New("linode-test-token", fakeapi.WithLatency(15*time.Millisecond))
 	defer linode.Close()
 	env := []string{

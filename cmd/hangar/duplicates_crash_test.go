@@ -22,6 +22,7 @@ import (
 // It ends with exactly one server per active order, none for failed orders, and the
 // orphan an earlier run left behind reported and (as the operator allowed) deleted.
 func TestCrashDuringCreatesLeavesOneServerPerOrder(t *testing.T) {
+	t.Parallel() // a subprocess's waits, overlapped with another's
 	for _, tc := range []struct {
 		name string
 		open func(t *testing.T) (cloudFake, []string)

@@ -45,6 +45,7 @@ func (d *daemon) orders(t *testing.T) []adminOrder {
 // checks that every accepted order ends in exactly one terminal state, none is lost,
 // no server is created twice and money moved once per order.
 func TestCrashRecoveryProvisionsEachOrderOnce(t *testing.T) {
+	t.Parallel() // a subprocess's waits, overlapped with another's
 	linode := linodefake.New("linode-test-token", fakeapi.WithLatency(150*time.Millisecond))
 	defer linode.Close()
 	env := []string{

@@ -67,6 +67,7 @@ func TestTelegramSetupInfoDelete(t *testing.T) {
 // Long polling answers an update served by getUpdates; after a SIGKILL and a restart
 // it does not answer it again, and goes on answering new ones.
 func TestPollingAnswersOnceAcrossRestart(t *testing.T) {
+	t.Parallel() // a subprocess's waits, overlapped with another's
 	if testing.Short() {
 		t.Skip("runs real daemons")
 	}
