@@ -331,18 +331,7 @@ func TestCloseDrainsQueuedCommits(t *testing.T) {
 		go func() { errs <- setKey(s, fmt.Sprintf("q:%d", i), "v") }()
 	}
 	waitQueued(t, s, queued)
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
-	// Close has begun once it refuses commits.
-	for {
-		s.commits.mu.Lock()
-		c := s.commits.closed
-		s.commits.mu.Unlock()
-		if c {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	closed := closeBegun(s)
 	if err := setKey(s, "q:late", "v"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("a commit after Close began: %v, want ErrClosed", err)
 	}
@@ -453,5 +442,21 @@ func TestSeqPastHoldsAcrossARestart(t *testing.T) {
 	defer s.Close()
 	if n, _ := s.NextSeq("seq:t"); n <= 5001 {
 		t.Fatalf("next after a restart: %d, want above 5001", n)
+	}
+}
+
+// closeBegun starts s.Close on its own goroutine and returns once Close refuses new
+// commits; the channel hears what Close returned.
+func closeBegun(s *DB) <-chan error {
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	for {
+		s.commits.mu.Lock()
+		c := s.commits.closed
+		s.commits.mu.Unlock()
+		if c {
+			return closed
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -3,7 +3,6 @@ package kv
 import (
 	"encoding/binary"
 	"testing"
-	"time"
 )
 
 // A number handed out while Close runs, and used by a commit Close lets finish, is
@@ -37,18 +36,8 @@ func TestSeqNumberUsedDuringCloseIsNotHandedOutAgain(t *testing.T) {
 		})
 	}()
 	<-started
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
 	// Close has begun once it refuses commits; the held one still runs.
-	for {
-		s.commits.mu.Lock()
-		c := s.commits.closed
-		s.commits.mu.Unlock()
-		if c {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	closed := closeBegun(s)
 	close(block)
 	if err := <-held; err != nil {
 		// Refusing the number is as good as never handing it out twice.
