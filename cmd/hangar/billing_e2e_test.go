@@ -22,7 +22,7 @@ type billedOrder struct {
 // the grace brings it back on, and the next unpaid end suspends it again until the
 // grace ends and it is deleted. The balance agrees with the ledger at every step.
 func TestBillingOnTheSimulator(t *testing.T) {
-	t.Parallel() // a subprocess's waits, overlapped with another's
+	t.Parallel()                 // a subprocess's waits, overlapped with another's
 	const user, price = 91, 5000 // sim-nano
 	d := startDaemon(t, t.TempDir(), "HANGAR_SIM_LATENCY=10ms", "HANGAR_SIM_FAIL_RATE=0",
 		"HANGAR_BILLING_PERIOD=2s", "HANGAR_BILLING_GRACE=3s", "HANGAR_BILLING_REMIND=1s")
