@@ -113,6 +113,10 @@ type NewComment struct {
 	IP       string
 }
 
+// beforeCommentCommit, when set (tests only), runs in AddComment between the password's
+// hash and the comment's commit.
+var beforeCommentCommit func()
+
 // AddComment hashes the password (PBKDF2, about tens of milliseconds by design) and
 // stores the comment.
 func (s *Store) AddComment(nc NewComment) (Comment, error) {
@@ -127,16 +131,15 @@ func (s *Store) AddComment(nc NewComment) (Comment, error) {
 	if err != nil {
 		return Comment{}, err
 	}
-	id, err := s.nextSeq("comment")
-	if err != nil {
-		return Comment{}, err
-	}
 	rec := commentRecord{
 		Comment: Comment{
-			ID: id, Slug: nc.Slug, Name: nc.Name, Content: nc.Content, IP: nc.IP,
+			Slug: nc.Slug, Name: nc.Name, Content: nc.Content, IP: nc.IP,
 			CreatedAt: s.now().UTC().Truncate(time.Second),
 		},
 		PasswordHash: hash,
+	}
+	if hook := beforeCommentCommit; hook != nil {
+		hook()
 	}
 	err = s.update(func(txn *tx) error {
 		n, _, err := getU64(txn, []byte(metaCommentCount))
@@ -146,6 +149,13 @@ func (s *Store) AddComment(nc NewComment) (Comment, error) {
 		if n >= CommentCap {
 			return ErrCommentLimit
 		}
+		// Numbered in the commit, which runs one at a time: ids follow the order
+		// comments are stored in, so a client polling with ?after= misses none.
+		id, err := s.nextSeq("comment")
+		if err != nil {
+			return err
+		}
+		rec.ID = id
 		if err := putRecord(txn, commentKey(id), rec, 0); err != nil {
 			return err
 		}
