@@ -645,15 +645,7 @@ func TestAppliedSegmentsStayUntilBadgerIsSynced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	value := strings.Repeat("v", 500)
-	write := func(from, to int) {
-		t.Helper()
-		for i := from; i < to; i++ {
-			if err := setKey(s, fmt.Sprintf("seg-%04d", i), value); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	write := func(from, to int) { t.Helper(); writeSegKeys(t, s, from, to) }
 	waitSyncs := func(n int64) {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); syncs.Load() < n; time.Sleep(5 * time.Millisecond) {
@@ -697,7 +689,7 @@ func TestAppliedSegmentsStayUntilBadgerIsSynced(t *testing.T) {
 	s = quietOpen(t, dir)
 	defer s.Close()
 	for i := range 400 {
-		if v, err := getKey(s, fmt.Sprintf("seg-%04d", i)); err != nil || v != value {
+		if v, err := getKey(s, fmt.Sprintf("seg-%04d", i)); err != nil || v != segValue {
 			t.Fatalf("after a restart, key %d = %d bytes, %v", i, len(v), err)
 		}
 	}
@@ -836,4 +828,18 @@ func procReadBytes() (int64, error) {
 		}
 	}
 	return 0, errors.New("no read_bytes in /proc/self/io")
+}
+
+// segValue is what writeSegKeys writes to every key.
+var segValue = strings.Repeat("v", 500)
+
+// writeSegKeys commits keys seg-<from>…seg-<to-1>, 500 bytes each: with a 16 KiB
+// segment limit, a new segment every 30 or so.
+func writeSegKeys(t *testing.T, s *DB, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		if err := setKey(s, fmt.Sprintf("seg-%04d", i), segValue); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

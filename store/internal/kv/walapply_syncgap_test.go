@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,15 +32,7 @@ func TestSegmentsKeptForAFailedBadgerSyncGoInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	value := strings.Repeat("v", 500)
-	write := func(from, to int) {
-		t.Helper()
-		for i := from; i < to; i++ {
-			if err := setKey(s, fmt.Sprintf("seg-%04d", i), value); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	write := func(from, to int) { t.Helper(); writeSegKeys(t, s, from, to) }
 	failing.Store(true)
 	write(0, 100) // a few small segments
 	for failed.Load() == 0 {
@@ -70,7 +61,7 @@ func TestSegmentsKeptForAFailedBadgerSyncGoInOrder(t *testing.T) {
 	}
 	defer c.Close()
 	for i := range 200 {
-		if v, err := getKey(c, fmt.Sprintf("seg-%04d", i)); err != nil || v != value {
+		if v, err := getKey(c, fmt.Sprintf("seg-%04d", i)); err != nil || v != segValue {
 			t.Fatalf("key %d = %d bytes, %v", i, len(v), err)
 		}
 	}
